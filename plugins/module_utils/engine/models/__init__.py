@@ -1,0 +1,35 @@
+"""pydantic models of nvcre.nvidia.com/v1alpha1 Workflow, Job and Certification (the source of the CRDs)."""
+from __future__ import annotations
+
+from typing import Any
+
+from .certification import Certification, CertificationSpec, CategoryOptions
+from .common import API_VERSION, GROUP, VERSION, WorkloadMetadata
+from .gang import DEFAULT_QUEUE, DEFAULT_QUEUE_LABEL_KEY, GangSchedulerSpec
+from .job import (DEFAULT_MEASUREMENT_TIMEOUT, DEFAULT_SCHEDULING_STALL_GRACE_SECONDS,
+                  DEFAULT_STARTUP_STALL_TIMEOUT_SECONDS, Job, JobSpec)
+from .parse import dump, field_path, parse
+from .workflow import Workflow, WorkflowSpec
+
+# The kinds we serve, for the CRD generator: kind -> (model, plural, short names).
+KINDS: dict[str, type] = {"Workflow": Workflow, "Job": Job, "Certification": Certification}
+
+
+def parse_workflow(obj: dict[str, Any]) -> Workflow:
+    return parse(Workflow, obj)
+
+
+def parse_job(obj: dict[str, Any]) -> Job:
+    return parse(Job, obj)
+
+
+def parse_certification(obj: dict[str, Any]) -> Certification:
+    return parse(Certification, obj)
+
+
+__all__ = [
+    "API_VERSION", "GROUP", "VERSION", "KINDS", "DEFAULT_QUEUE", "DEFAULT_QUEUE_LABEL_KEY", "DEFAULT_MEASUREMENT_TIMEOUT",
+    "DEFAULT_SCHEDULING_STALL_GRACE_SECONDS", "DEFAULT_STARTUP_STALL_TIMEOUT_SECONDS", "CategoryOptions",
+    "Certification", "CertificationSpec", "GangSchedulerSpec", "Job", "JobSpec", "Workflow", "WorkflowSpec",
+    "WorkloadMetadata", "dump", "field_path", "parse", "parse_certification", "parse_job", "parse_workflow",
+]

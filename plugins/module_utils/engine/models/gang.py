@@ -1,0 +1,40 @@
+"""GangSchedulerSpec: the resolved gang-scheduling intent, immutable on Workflow and Certification."""
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import AfterValidator, Field, StringConstraints
+
+from .common import (MANAGED_BY, QUALIFIED_NAME, RESERVED_PREFIX, VALIDATIONS, K8sModel, NonEmpty, cel, fail,
+                     reserved_key)
+
+# Applied in code when the field is absent (not CRD defaults).
+DEFAULT_QUEUE = "default-queue"
+DEFAULT_QUEUE_LABEL_KEY = "kai.scheduler/queue"
+
+QUEUE_KEY_RESERVED_MESSAGE = f"queueLabelKey must not be {MANAGED_BY} or a key under {RESERVED_PREFIX}"
+QUEUE_KEY_PREFIX_MESSAGE = "queueLabelKey prefix must be no more than 253 characters"
+
+
+def _check_queue_label_key(key: str) -> str:
+    if reserved_key(key):
+        raise fail("reserved_label_key", QUEUE_KEY_RESERVED_MESSAGE)
+    if key.find("/") > 253:
+        raise fail("label_key", QUEUE_KEY_PREFIX_MESSAGE)
+    return key
+
+
+class GangSchedulerSpec(K8sModel):
+    """Which gang scheduler runs the workload pods, and the queue they go to."""
+
+    scheduler_name: NonEmpty
+    queue: Annotated[str, StringConstraints(max_length=63,
+                                            pattern=r"^$|^[a-zA-Z0-9]([a-zA-Z0-9._-]*[a-zA-Z0-9])?$")] | None = None
+    """Queue name (a label value); `default-queue` when absent."""
+    queue_label_key: Annotated[str, StringConstraints(max_length=317, pattern=QUALIFIED_NAME),
+                               AfterValidator(_check_queue_label_key),
+                               Field(json_schema_extra={VALIDATIONS: [
+                                   cel("self.indexOf('/') <= 253", QUEUE_KEY_PREFIX_MESSAGE),
+                                   cel(f"self != '{MANAGED_BY}' && !self.startsWith('{RESERVED_PREFIX}')",
+                                       QUEUE_KEY_RESERVED_MESSAGE)]})] | None = None
+    """Label key carrying the queue; `kai.scheduler/queue` when absent (`runai/queue` for Run:ai)."""
