@@ -11,7 +11,7 @@ from .job import (DEFAULT_MEASUREMENT_TIMEOUT, DEFAULT_SCHEDULING_STALL_GRACE_SE
 from .parse import dump, field_path, parse
 from .workflow import Workflow, WorkflowSpec
 
-# The kinds we serve, for the CRD generator: kind -> (model, plural, short names).
+# The kinds we serve (the CRD generator walks them).
 KINDS: dict[str, type] = {"Workflow": Workflow, "Job": Job, "Certification": Certification}
 
 
