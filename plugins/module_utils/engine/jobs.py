@@ -1,0 +1,128 @@
+"""NVCRE `Job` manifests for one launch of a group (workflow spec §8.1, §8.3, §6.3, §6.4).
+
+`launch` is what createJobForGroup decides before any API write: the renamed job-scoped
+dependency copies, the gang check on them, and the Job with placement applied via runtimePatches.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from . import gang, naming, placement
+from .dependencies import API_VERSION, SCOPE_JOB, WORKFLOW_LABEL, DependencyPlan, manifest
+
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY = "nvcre"
+GROUP_LABEL = "nvcre.nvidia.com/group"
+GROUP_NODES_ANNOTATION = "nvcre.nvidia.com/group-nodes"
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+DEFAULT_HEALTH_EXPRESSION = "node.spec.unschedulable == true"
+DEFAULT_TARGET = "node"
+LAUNCHER = "launcher"
+# Manager of the runtimePatch we add when the template has none to carry placement (our choice).
+PLACEMENT_PATCH_MANAGER = "nvcre.nvidia.com/placement"
+
+
+class Launch:
+    """Everything one group launch creates: job-scoped dependency copies (in order), then the Job."""
+
+    def __init__(self, job: dict[str, Any], dependencies: list[dict[str, Any]]) -> None:
+        self.job = job
+        self.dependencies = dependencies
+
+
+def is_single_job(orchestration: dict[str, Any], total_groups: int) -> bool:
+    return naming.single_job(orchestration.get("diagnose") is not None,
+                             int(orchestration.get("iterations") or 1), total_groups)
+
+
+def launch(workflow: dict[str, Any], job_spec: dict[str, Any], plan: DependencyPlan, group: dict[str, Any],
+           iteration: int, total_groups: int, gpu_products: list[str]) -> Launch:
+    """Children of one group launch. `workflow` is the post-override Workflow, `job_spec` its jobTemplate.spec."""
+    meta = workflow.get("metadata") or {}
+    spec = workflow.get("spec") or {}
+    orchestration = spec.get("orchestration") or {}
+    single = is_single_job(orchestration, total_groups)
+    suffix = naming.dependency_suffix(meta.get("name", ""), group["name"], iteration, single)
+    renamed, copies, effective = plan.for_launch(job_spec, suffix, spec.get("gangScheduler"))
+    working = gang.validate_resolved_job_template(renamed, effective, spec.get("gangScheduler"), group["name"])
+    name = naming.job_name(meta.get("name", ""), group["name"], iteration, single)
+    job = job_manifest(workflow, working, group, name, gpu_products)
+    return Launch(job, [manifest(d, workflow, SCOPE_JOB) for d in copies])
+
+
+def job_manifest(workflow: dict[str, Any], job_spec: dict[str, Any], group: dict[str, Any], name: str,
+                 gpu_products: list[str]) -> dict[str, Any]:
+    """The NVCRE Job for a group: placement, job size, tolerations, health monitor, labels, owner."""
+    meta = workflow.get("metadata") or {}
+    wf_spec = workflow.get("spec") or {}
+    orchestration = wf_spec.get("orchestration") or {}
+    target = orchestration.get("target") or {}
+    unpinned = placement.is_unpinned(orchestration)
+    spec = copy.deepcopy(job_spec)
+
+    performance = (wf_spec.get("validation") or {}).get("performance") or {}
+    if thresholds := (performance.get("thresholds") or {}).get("thresholds"):
+        spec["thresholds"] = dict(thresholds)
+    if performance.get("measurementTimeout"):
+        spec["measurementTimeout"] = performance["measurementTimeout"]
+
+    train_job = (spec.get("workload") or {}).get("trainJob")
+    if train_job is not None:
+        affinity = placement.node_affinity(placement.affinity_hosts(orchestration, group), target, gpu_products)
+        if not unpinned:
+            train_job.setdefault("trainer", {})["numNodes"] = len(group["nodes"])
+        targets = _target_names(train_job)
+        tolerations = placement.job_tolerations(target, LAUNCHER in targets, unpinned)
+        if affinity or tolerations:
+            for pod_spec in _pod_spec_patches(train_job, targets):
+                if affinity:
+                    pod_spec.setdefault("affinity", {})["nodeAffinity"] = copy.deepcopy(affinity)
+                if tolerations:
+                    pod_spec.setdefault("tolerations", []).extend(copy.deepcopy(tolerations))
+
+    if any(sel.get("key") == UNSCHEDULABLE_TAINT for sel in target.get("taintSelectors") or []):
+        spec.pop("nodeHealthMonitor", None)
+    elif not spec.get("nodeHealthMonitor"):
+        spec["nodeHealthMonitor"] = {"cel": {"expression": DEFAULT_HEALTH_EXPRESSION}}
+
+    template_meta = (wf_spec.get("jobTemplate") or {}).get("metadata") or {}
+    labels = {**(template_meta.get("labels") or {}), MANAGED_BY_LABEL: MANAGED_BY,
+              WORKFLOW_LABEL: meta.get("name", ""), GROUP_LABEL: group["name"]}
+    annotations = dict(template_meta.get("annotations") or {})
+    if group["nodes"]:
+        annotations[GROUP_NODES_ANNOTATION] = ",".join(group["nodes"])
+    job_meta: dict[str, Any] = {"name": name, "labels": labels}
+    if meta.get("namespace"):
+        job_meta["namespace"] = meta["namespace"]
+    if annotations:
+        job_meta["annotations"] = annotations
+    if meta.get("uid"):
+        job_meta["ownerReferences"] = [{"apiVersion": API_VERSION, "kind": "Workflow", "name": meta.get("name", ""),
+                                        "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}]
+    return {"apiVersion": API_VERSION, "kind": "Job", "metadata": job_meta, "spec": spec}
+
+
+def _target_names(train_job: dict[str, Any]) -> list[str]:
+    """replicatedJob names the runtimePatches address, in first-seen order; `node` when there are none."""
+    names = list(dict.fromkeys(rj.get("name", "") for rj in gang.runtime_patch_jobs(train_job)))
+    return names or [DEFAULT_TARGET]
+
+
+def _pod_spec_patches(train_job: dict[str, Any], targets: list[str]) -> list[dict[str, Any]]:
+    """The pod spec patch of each target: its first entry across runtimePatches, created if absent."""
+    found: dict[str, dict[str, Any]] = {}
+    for rj in gang.runtime_patch_jobs(train_job):
+        found.setdefault(rj.get("name", ""), rj)
+    missing = [{"name": name} for name in targets if name not in found]
+    if missing:
+        train_job.setdefault("runtimePatches", []).append(
+            {"manager": PLACEMENT_PATCH_MANAGER,
+             "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": missing}}}})
+        found.update((rj["name"], rj) for rj in missing)
+    pod_specs = []
+    for name in targets:
+        template = found[name].setdefault("template", {})
+        pod_template = template.setdefault("spec", {}).setdefault("template", {})
+        pod_specs.append(pod_template.setdefault("spec", {}))
+    return pod_specs
