@@ -1,0 +1,193 @@
+"""The local GPU cluster is real: nodes, scheduler, Trainer, JobSet, faults and teardown."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+import yaml
+from kubernetes import client
+
+from tools.sim import cluster, processes, profiles
+from tools.sim.state import ClusterState, cluster_dir
+
+from .conftest import NODES, Sim
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNTIME = yaml.safe_load((Path(__file__).parent / "data" / "mpi-runtime.yaml").read_text())
+
+
+def sim_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tools.sim", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+
+
+def trainjob(name: str, nodes: list[str]) -> dict:
+    """A TrainJob on the MPI runtime whose node pods are pinned to `nodes` through a runtime patch."""
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": nodes}]}]}}}
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": name},
+        "spec": {
+            "runtimeRef": {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime", "name": "nccl-runtime"},
+            "trainer": {"numNodes": len(nodes)},
+            "runtimePatches": [{"manager": "cre.test", "trainingRuntimeSpec": {"template": {"spec": {
+                "replicatedJobs": [{"name": "node", "template": {"spec": {"template": {"spec": {
+                    "affinity": affinity}}}}}]}}}}],
+        },
+    }
+
+
+def run_trainjob(api: client.ApiClient, namespace: str, name: str, nodes: list[str], timeout: float = 120) -> str:
+    """Create the runtime and a pinned TrainJob; wait for it to finish; return its final condition type."""
+    custom = client.CustomObjectsApi(api)
+    args = ("trainer.kubeflow.org", "v1alpha1", namespace)
+    custom.create_namespaced_custom_object(*args, "trainingruntimes", RUNTIME)
+    custom.create_namespaced_custom_object(*args, "trainjobs", trainjob(name, nodes))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        obj = custom.get_namespaced_custom_object(*args, "trainjobs", name)
+        done = [c["type"] for c in obj.get("status", {}).get("conditions", [])
+                if c["type"] in ("Complete", "Failed") and c["status"] == "True"]
+        if done:
+            return done[0]
+        time.sleep(0.5)
+    raise AssertionError(f"TrainJob {name} did not finish within {timeout}s: {obj.get('status')}")
+
+
+def node_pods(api: client.ApiClient, namespace: str, name: str) -> list[client.V1Pod]:
+    return client.CoreV1Api(api).list_namespaced_pod(
+        namespace, label_selector=f"jobset.sigs.k8s.io/jobset-name={name},jobset.sigs.k8s.io/replicatedjob-name=node"
+    ).items
+
+
+def test_nodes_ready_with_profile_labels(sim: Sim) -> None:
+    nodes = client.CoreV1Api(sim.api).list_node().items
+    expected = {n["metadata"]["name"]: n for n in profiles.build_nodes("aws-gb200", NODES)}
+    assert sorted(n.metadata.name for n in nodes) == sorted(expected)
+    for node in nodes:
+        want = expected[node.metadata.name]
+        assert {c.type: c.status for c in node.status.conditions}["Ready"] == "True"
+        assert want["metadata"]["labels"].items() <= node.metadata.labels.items()
+        assert node.metadata.labels["nvidia.com/gpu.product"] == "NVIDIA-GB200"
+        assert node.metadata.labels["nvidia.com/gpu.clique"].endswith(".0")
+        assert node.spec.provider_id.startswith("aws:///")
+        assert node.status.allocatable["nvidia.com/gpu"] == "4"
+
+
+def test_pinned_trainjob_runs_on_exactly_its_nodes(sim: Sim, namespace: str) -> None:
+    pinned = ["gpu-node-004", "gpu-node-009"]
+    assert run_trainjob(sim.api, namespace, "pinned", pinned) == "Complete"
+    pods = node_pods(sim.api, namespace, "pinned")
+    assert sorted(p.spec.node_name for p in pods) == pinned
+    assert all(p.status.phase == "Succeeded" for p in pods)
+
+
+def test_workload_fault_fails_trainjob_on_faulty_node(sim: Sim, namespace: str) -> None:
+    assert sim_cli("fault", "gpu-node-011", "--kind", "workload", "--name", sim.name).returncode == 0
+    assert run_trainjob(sim.api, namespace, "faulty", ["gpu-node-010", "gpu-node-011"]) == "Failed"
+    failed = [p for p in node_pods(sim.api, namespace, "faulty") if p.status.phase == "Failed"]
+    assert [p.spec.node_name for p in failed] == ["gpu-node-011"]
+    assert failed[0].status.container_statuses[0].state.terminated.exit_code == 1
+
+
+def test_hardware_fault_marks_node_and_fails_its_pods(sim: Sim, namespace: str) -> None:
+    assert sim_cli("fault", "gpu-node-013", "--kind", "hardware", "--name", sim.name).returncode == 0
+    node = client.CoreV1Api(sim.api).read_node("gpu-node-013")
+    assert node.metadata.labels[cluster.HARDWARE_LABEL] == "unhealthy"
+    assert {c.type: c.status for c in node.status.conditions}[cluster.HARDWARE_CONDITION] == "False"
+    assert run_trainjob(sim.api, namespace, "hw", ["gpu-node-012", "gpu-node-013"]) == "Failed"
+    failed = [p.spec.node_name for p in node_pods(sim.api, namespace, "hw") if p.status.phase == "Failed"]
+    assert failed == ["gpu-node-013"]
+
+
+def test_cordon_fault_sets_unschedulable(sim: Sim) -> None:
+    assert sim_cli("fault", "gpu-node-015", "--kind", "cordon", "--name", sim.name).returncode == 0
+    assert client.CoreV1Api(sim.api).read_node("gpu-node-015").spec.unschedulable is True
+
+
+def test_unknown_gpu_product_stays_pending(sim: Sim, namespace: str) -> None:
+    core = client.CoreV1Api(sim.api)
+    core.create_namespaced_pod(namespace, {"metadata": {"name": "nowhere"}, "spec": {
+        "containers": [{"name": "c", "image": "busybox"}],
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In",
+                                   "values": ["NVIDIA-A100-SXM4-80GB"]}]}]}}}}})
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        pod = core.read_namespaced_pod("nowhere", namespace)
+        scheduled = {c.type: c for c in pod.status.conditions or []}.get("PodScheduled")
+        if scheduled and scheduled.reason == "Unschedulable":
+            break
+        time.sleep(0.3)
+    assert scheduled is not None and scheduled.status == "False" and scheduled.reason == "Unschedulable"
+    assert "node affinity" in scheduled.message
+    time.sleep(2)
+    pod = core.read_namespaced_pod("nowhere", namespace)
+    assert pod.status.phase == "Pending" and not pod.spec.node_name
+
+
+def test_cluster_survives_apiserver_restart(sim: Sim, namespace: str) -> None:
+    pid_file = cluster_dir(sim.name) / "pids" / "kube-apiserver.pid"
+    processes.stop(int(pid_file.read_text()))
+    bin_dir, _ = cluster.binaries()
+    time.sleep(15)  # longer than the leader-election renew deadline that used to kill KCM and scheduler
+    cluster._kwokctl(bin_dir, "start", "cluster", "--name", sim.name)
+    others = [p for p in (cluster_dir(sim.name) / "pids").glob("*.pid") if p.stem != "kube-apiserver"]
+    assert all(processes.alive(int(p.read_text())) for p in others)
+    assert all(processes.alive(pid) for pid in ClusterState.load(sim.name).pids.values())
+    assert run_trainjob(sim.api, namespace, "after-restart", ["gpu-node-001", "gpu-node-002"]) == "Complete"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["up", "--profile", "nope", "--nodes", "1", "--name", "bad1"], "unknown profile 'nope'"),
+        (["up", "--profile", "aws-h100", "--nodes", "0", "--name", "bad2"], "--nodes must be at least 1"),
+        (["up", "--profile", "aws-h100", "--nodes", "1", "--name", "Bad_Name"], "invalid cluster name"),
+        (["down", "--name", "never-created"], "no cluster named 'never-created'"),
+    ],
+)
+def test_bad_input_is_one_line_and_changes_nothing(args: list[str], message: str) -> None:
+    before = sorted(p.name for p in cluster_dir("x").parent.glob("*")) if cluster_dir("x").parent.exists() else []
+    result = sim_cli(*args)
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and message in result.stderr
+    after = sorted(p.name for p in cluster_dir("x").parent.glob("*")) if cluster_dir("x").parent.exists() else []
+    assert after == before
+
+
+def test_bad_input_against_running_cluster(sim: Sim) -> None:
+    nodes_before = [n.metadata.labels for n in client.CoreV1Api(sim.api).list_node().items]
+    result = sim_cli("fault", "gpu-node-999", "--kind", "workload", "--name", sim.name)
+    assert result.returncode == 1 and "node 'gpu-node-999' does not exist" in result.stderr
+    result = sim_cli("up", "--profile", "aws-h100", "--nodes", "1", "--name", sim.name)
+    assert result.returncode == 1 and f"cluster {sim.name!r} already exists" in result.stderr
+    assert [n.metadata.labels for n in client.CoreV1Api(sim.api).list_node().items] == nodes_before
+    assert client.VersionApi(sim.api).get_code().git_version == "v1.36.3"
+
+
+def test_down_leaves_no_process_and_frees_ports() -> None:
+    name = f"t{os.getpid()}-down"
+    result = sim_cli("up", "--profile", "aws-h100", "--nodes", "2", "--name", name)
+    assert result.returncode == 0, result.stderr
+    kubeconfig = Path(result.stdout.strip().splitlines()[-1])
+    assert kubeconfig.is_file()
+    state = ClusterState.load(name)
+    pids = [int(p.read_text()) for p in (cluster_dir(name) / "pids").glob("*.pid")] + list(state.pids.values())
+    ports = list(state.ports.values()) + [urlparse(yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]
+                                                   ["server"]).port]
+    assert len(pids) >= 7 and all(processes.alive(p) for p in pids)
+    assert sim_cli("down", "--name", name).returncode == 0
+    assert not any(processes.alive(p) for p in pids)
+    for port in ports:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))  # raises if anything still listens there
+    assert not cluster_dir(name).exists()

@@ -1,0 +1,1 @@
+"""The local simulated GPU cluster: a real control plane, kwok nodes, Trainer and JobSet."""

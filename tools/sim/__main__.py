@@ -1,0 +1,55 @@
+"""CLI: `python -m tools.sim up|down|status|fault|demo` (run from the repo root)."""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+from kubernetes.client import ApiException
+
+from . import cluster, profiles, stages
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.sim", description=__doc__)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p_up = sub.add_parser("up", help="start a simulated GPU cluster; prints its kubeconfig path last")
+    p_up.add_argument("--profile", required=True, help=", ".join(sorted(profiles.PROFILES)))
+    p_up.add_argument("--nodes", type=int, required=True)
+    p_up.add_argument("--name", default="cre")
+    p_up.add_argument("--pod-ms", type=int, default=stages.DEFAULT_POD_MILLISECONDS,
+                      help="how long a Job pod runs before it succeeds")
+    p_down = sub.add_parser("down", help="stop a cluster and remove its files")
+    p_down.add_argument("--name", default="cre")
+    sub.add_parser("status", help="list the clusters")
+    p_fault = sub.add_parser("fault", help="inject a fault on a node")
+    p_fault.add_argument("node")
+    p_fault.add_argument("--kind", required=True, choices=cluster.FAULT_KINDS)
+    p_fault.add_argument("--name", default="cre")
+    sub.add_parser("build", help="build the binaries into the cache (setup does this)")
+    args = parser.parse_args(argv)
+    try:
+        if args.cmd == "up":
+            print(cluster.up(args.profile, args.nodes, args.name, args.pod_ms))
+        elif args.cmd == "down":
+            cluster.down(args.name)
+        elif args.cmd == "status":
+            print(json.dumps(cluster.status(), indent=2))
+        elif args.cmd == "fault":
+            cluster.fault(args.name, args.node, args.kind)
+        elif args.cmd == "build":
+            print(cluster.binaries()[0])
+    except cluster.SimError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except (subprocess.CalledProcessError, ApiException, RuntimeError, OSError) as exc:
+        detail = getattr(exc, "stdout", None) or getattr(exc, "body", None) or exc
+        print(f"error: {args.cmd} failed: {str(detail).strip().splitlines()[-1] if str(detail).strip() else exc}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

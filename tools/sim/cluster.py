@@ -1,0 +1,255 @@
+"""Cluster lifecycle: up, down, status, fault. Every entry point validates before it changes anything."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import yaml
+from kubernetes import client, config, watch
+
+from . import controllers, processes, profiles, stages
+from .state import NAME_RE, ClusterState, cluster_dir, known_clusters, workdir
+
+ROOT = Path(__file__).resolve().parents[2]
+FAULT_KINDS = ("hardware", "workload", "cordon")
+HARDWARE_LABEL = "nvidia.com/gpu.health"
+HARDWARE_CONDITION = "GpuHealthy"
+
+
+class SimError(Exception):
+    """A one-line user error: printed without a traceback, exit code 1."""
+
+
+def binaries() -> tuple[Path, Path]:
+    """(bin dir, assets dir), building them on first use."""
+    out = subprocess.run(["bash", str(ROOT / "tools/sim/build.sh")], check=True, stdout=subprocess.PIPE, text=True)
+    bin_dir = Path(out.stdout.strip().splitlines()[-1])
+    return bin_dir, bin_dir.parent / "assets"
+
+
+def api(kubeconfig: str | Path) -> client.ApiClient:
+    return config.new_client_from_config(config_file=str(kubeconfig))
+
+
+def _env(bin_dir: Path) -> dict[str, str]:
+    return {**os.environ, "KWOK_WORKDIR": str(workdir()), "KWOK_RUNTIME": "binary",
+            "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"}
+
+
+def _kwokctl(bin_dir: Path, *args: str) -> None:
+    subprocess.run([str(bin_dir / "kwokctl"), *args], check=True, env=_env(bin_dir),
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def _kubectl(bin_dir: Path, kubeconfig: str, *args: str) -> None:
+    subprocess.run([str(bin_dir / "kubectl"), f"--kubeconfig={kubeconfig}", *args], check=True,
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def validate_up(profile: str, nodes: int, name: str) -> None:
+    if profile not in profiles.PROFILES:
+        raise SimError(f"unknown profile {profile!r}: must be one of {', '.join(sorted(profiles.PROFILES))}")
+    if nodes < 1:
+        raise SimError(f"--nodes must be at least 1, got {nodes}")
+    if not NAME_RE.match(name):
+        raise SimError(f"invalid cluster name {name!r}: lowercase letters, digits and '-', at most 32")
+    if cluster_dir(name).exists():
+        raise SimError(f"cluster {name!r} already exists (run 'down --name {name}' first)")
+
+
+def up(profile: str, nodes: int, name: str, pod_milliseconds: int = stages.DEFAULT_POD_MILLISECONDS) -> Path:
+    """Start a cluster and return its kubeconfig path. On any failure, tear down what was started."""
+    validate_up(profile, nodes, name)
+    bin_dir, assets = binaries()
+    try:
+        return _up(bin_dir, assets, profile, nodes, name, pod_milliseconds)
+    except BaseException:
+        down(name, missing_ok=True)
+        raise
+
+
+def _up(bin_dir: Path, assets: Path, profile: str, nodes: int, name: str, pod_ms: int) -> Path:
+    run = cluster_dir(name) / "cre"
+    run.mkdir(parents=True)
+    sched = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "leaderElection": {"leaderElect": False},
+        # Gang-scheduled runtimes name kai-scheduler; a second profile binds their pods too.
+        "profiles": [{"schedulerName": "default-scheduler"}, {"schedulerName": "kai-scheduler"}],
+    }
+    (run / "scheduler.yaml").write_text(yaml.safe_dump(sched))
+    kwok_cfg = {
+        "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+        "kind": "KwokctlConfiguration",
+        "options": {
+            "runtime": "binary", "bindAddress": "127.0.0.1", "kubeBinaryPrefix": str(bin_dir),
+            "etcdBinary": str(bin_dir / "etcd"), "kwokControllerBinary": str(bin_dir / "kwok"),
+            "kubeSchedulerConfig": str(run / "scheduler.yaml"), "enableCRDs": ["Stage"],
+            "disableQPSLimits": True,
+        },
+        "componentsPatches": [
+            {"name": "kube-controller-manager", "extraArgs": [{"key": "leader-elect", "value": "false"}]},
+        ],
+    }
+    (run / "kwokctl.yaml").write_text(yaml.safe_dump(kwok_cfg))
+    _kwokctl(bin_dir, "create", "cluster", "--name", name, "--config", str(run / "kwokctl.yaml"),
+             "--kubeconfig", "", "--wait", "3m")
+    kubeconfig = cluster_dir(name) / "kubeconfig.yaml"
+    state = ClusterState(name=name, profile=profile, nodes=nodes, kubeconfig=str(kubeconfig))
+    state.save()
+    apic = api(kubeconfig)
+    custom = client.CustomObjectsApi(apic)
+    _wait_crd(apic, "stages.kwok.x-k8s.io")
+    for stage in stages.base_stages(assets, pod_ms):
+        custom.create_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages", stage)
+    _create_nodes(apic, profiles.build_nodes(profile, nodes))
+    _kubectl(bin_dir, str(kubeconfig), "apply", "--server-side", "--field-manager=cre-sim", "-f", str(assets / "crds"))
+    for crd in ("jobsets.jobset.x-k8s.io", "trainjobs.trainer.kubeflow.org",
+                "trainingruntimes.trainer.kubeflow.org", "clustertrainingruntimes.trainer.kubeflow.org"):
+        _wait_crd(apic, crd)
+    pki = cluster_dir(name) / "pki"
+    ca = (pki / "ca.crt").read_bytes()
+    admission = client.AdmissionregistrationV1Api(apic)
+    for project, start, skip in (("jobset", controllers.start_jobset, controllers.JOBSET_SKIP),
+                                 ("trainer", controllers.start_trainer, frozenset())):
+        pid, ports = start(bin_dir, kubeconfig, run, pki)
+        state.pids[project] = pid
+        state.ports.update(ports)
+        state.save()
+        processes.wait_https_ok(f"http://127.0.0.1:{ports[project + '-health']}/readyz", 60, pid)
+        for hook in controllers.webhook_configs(assets / "webhooks" / f"{project}.yaml", f"cre-sim-{project}",
+                                                ports[project + "-webhook"], ca, skip):
+            create = (admission.create_mutating_webhook_configuration if hook["kind"].startswith("Mutating")
+                      else admission.create_validating_webhook_configuration)
+            create(hook)
+    _wait_nodes_ready(apic, nodes)
+    return kubeconfig
+
+
+def _wait_crd(apic: client.ApiClient, name: str, timeout: float = 60) -> None:
+    ext = client.ApiextensionsV1Api(apic)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            crd = ext.read_custom_resource_definition(name)
+            if any(c.type == "Established" and c.status == "True" for c in (crd.status.conditions or [])):
+                return
+        except client.ApiException as exc:
+            if exc.status != 404:
+                raise
+        time.sleep(0.2)
+    raise SimError(f"CRD {name} not Established within {timeout:.0f}s")
+
+
+def _create_nodes(apic: client.ApiClient, nodes: list[dict]) -> None:
+    core = client.CoreV1Api(apic)
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(core.create_node, nodes))
+
+
+def _wait_nodes_ready(apic: client.ApiClient, count: int, timeout: int = 120) -> None:
+    core = client.CoreV1Api(apic)
+    ready: set[str] = set()
+    w = watch.Watch()
+    for event in w.stream(core.list_node, timeout_seconds=timeout):
+        node = event["object"]
+        if any(c.type == "Ready" and c.status == "True" for c in (node.status.conditions or [])):
+            ready.add(node.metadata.name)
+        if len(ready) >= count:
+            w.stop()
+            return
+    raise SimError(f"only {len(ready)} of {count} nodes became Ready within {timeout}s")
+
+
+def down(name: str, missing_ok: bool = False) -> None:
+    """Stop every process of the cluster and delete its files."""
+    if not NAME_RE.match(name) or not cluster_dir(name).exists():
+        if missing_ok:
+            return
+        raise SimError(f"no cluster named {name!r}")
+    try:
+        pids = ClusterState.load(name).pids
+    except (OSError, ValueError):
+        pids = {}
+    for pid in pids.values():
+        processes.stop(pid)
+    bin_dir = None
+    try:
+        bin_dir, _ = binaries()
+        _kwokctl(bin_dir, "delete", "cluster", "--name", name, "--kubeconfig", "")
+    except (subprocess.CalledProcessError, OSError):
+        pass
+    # kwokctl may leave a component behind if it died mid-create: kill by the pid files it wrote.
+    for pid_file in (cluster_dir(name) / "pids").glob("*.pid"):
+        try:
+            processes.stop(int(pid_file.read_text().strip()))
+        except (OSError, ValueError):
+            pass
+    shutil.rmtree(cluster_dir(name), ignore_errors=True)
+
+
+def status() -> list[dict]:
+    out = []
+    for name in known_clusters():
+        try:
+            st = ClusterState.load(name)
+        except (OSError, ValueError):
+            out.append({"name": name, "state": "broken"})
+            continue
+        pid_files = (cluster_dir(name) / "pids").glob("*.pid")
+        pids = [int(p.read_text().strip()) for p in pid_files] + list(st.pids.values())
+        running = all(processes.alive(p) for p in pids) and bool(pids)
+        out.append({"name": name, "profile": st.profile, "nodes": st.nodes, "kubeconfig": st.kubeconfig,
+                    "state": "running" if running else "degraded", "faults": st.faults})
+    return out
+
+
+def fault(name: str, node: str, kind: str) -> None:
+    """Inject a fault on one node (see README: hardware, workload, cordon)."""
+    if kind not in FAULT_KINDS:
+        raise SimError(f"unknown fault kind {kind!r}: must be one of {', '.join(FAULT_KINDS)}")
+    if not cluster_dir(name).exists():
+        raise SimError(f"no cluster named {name!r}")
+    st = ClusterState.load(name)
+    apic = api(st.kubeconfig)
+    core = client.CoreV1Api(apic)
+    try:
+        core.read_node(node)
+    except client.ApiException as exc:
+        if exc.status == 404:
+            raise SimError(f"node {node!r} does not exist in cluster {name!r}") from None
+        raise
+    if kind == "cordon":
+        core.patch_node(node, {"spec": {"unschedulable": True}})
+    if kind == "hardware":
+        core.patch_node(node, {"metadata": {"labels": {HARDWARE_LABEL: "unhealthy"}}})
+        core.patch_node_status(node, {"status": {"conditions": [{
+            "type": HARDWARE_CONDITION, "status": "False", "reason": "XidError",
+            "message": "GPU has fallen off the bus (Xid 79)",
+            "lastHeartbeatTime": _now(), "lastTransitionTime": _now()}]}})
+    st.faults[node] = kind
+    st.save()
+    if kind in stages.FAULT_EXIT:
+        _apply_fault_stage(apic, kind, [n for n, k in st.faults.items() if k == kind])
+
+
+def _apply_fault_stage(apic: client.ApiClient, kind: str, nodes: list[str]) -> None:
+    custom = client.CustomObjectsApi(apic)
+    body = stages.fault_stage(kind, nodes)
+    try:
+        current = custom.get_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages", body["metadata"]["name"])
+        body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+        custom.replace_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages", body["metadata"]["name"], body)
+    except client.ApiException as exc:
+        if exc.status != 404:
+            raise
+        custom.create_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages", body)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -1,0 +1,78 @@
+"""kwok Stages: kwok's own node and pod lifecycles, plus the fault stages that fail pods on chosen nodes."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+# Pods finish after this long unless a test asks otherwise, so a Running phase is observable.
+DEFAULT_POD_MILLISECONDS = 1000
+
+FAULT_EXIT = {
+    # kind: (exit code, reason, message) of the failed container
+    "hardware": (137, "Error", "simulated hardware fault: GPU has fallen off the bus (Xid 79)"),
+    "workload": (1, "Error", "simulated workload fault: process exited with status 1"),
+}
+
+_FAILED_STATUS = """\
+{{ $now := Now }}
+conditions:
+- lastTransitionTime: {{ $now | Quote }}
+  status: "False"
+  type: Ready
+- lastTransitionTime: {{ $now | Quote }}
+  status: "False"
+  type: ContainersReady
+containerStatuses:
+{{ range $index, $item := .spec.containers }}
+- image: {{ $item.image | Quote }}
+  name: {{ $item.name | Quote }}
+  ready: false
+  restartCount: 0
+  started: false
+  state:
+    terminated:
+      exitCode: %(exit)d
+      finishedAt: {{ $now | Quote }}
+      reason: %(reason)s
+      message: %(message)s
+      startedAt: {{ $now | Quote }}
+{{ end }}
+phase: Failed
+"""
+
+
+def base_stages(assets: Path, pod_milliseconds: int = DEFAULT_POD_MILLISECONDS) -> list[dict]:
+    """kwok's default node and pod stages (loaded from the kwok module), pod-complete delayed."""
+    stages = [yaml.safe_load(p.read_text()) for p in sorted((assets / "stages").glob("*.yaml"))]
+    for stage in stages:
+        if stage["metadata"]["name"] == "pod-complete":
+            stage["spec"]["delay"] = {"durationMilliseconds": pod_milliseconds}
+    return stages
+
+
+def fault_stage(kind: str, nodes: list[str]) -> dict:
+    """A Stage that fails the Job-owned Running pods on `nodes`; its weight beats pod-complete."""
+    exit_code, reason, message = FAULT_EXIT[kind]
+    return {
+        "apiVersion": "kwok.x-k8s.io/v1alpha1",
+        "kind": "Stage",
+        "metadata": {"name": f"cre-fault-{kind}"},
+        "spec": {
+            "resourceRef": {"apiGroup": "v1", "kind": "Pod"},
+            "selector": {
+                "matchExpressions": [
+                    {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
+                    {"key": ".status.phase", "operator": "In", "values": ["Running"]},
+                    {"key": ".metadata.ownerReferences.[].kind", "operator": "In", "values": ["Job"]},
+                    {"cel": {"expression": f"self.spec.nodeName in {json.dumps(sorted(nodes))}"}},
+                ]
+            },
+            "weight": 10000,
+            "next": {
+                "statusTemplate": _FAILED_STATUS
+                % {"exit": exit_code, "reason": reason, "message": json.dumps(message)},
+            },
+        },
+    }
