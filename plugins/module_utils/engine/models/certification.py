@@ -5,7 +5,7 @@ import re
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, model_validator
 
 from .common import (API_VERSION, QUALIFIED_NAME, VALIDATIONS, Conditions, K8sModel, LocalObjectRef, NonEmpty,
                      ObjectMeta, Quantity, TargetSpec, WorkloadMetadata, cel, fail)
@@ -100,7 +100,7 @@ class CategoryOptions(K8sModel):
     mlnx_per_node: Annotated[int, Field(ge=0)] | None = None
     """0 opts out of the NIC request."""
     nic_resource_name: Annotated[str, StringConstraints(max_length=317, pattern=QUALIFIED_NAME),
-                                 Field(json_schema_extra={VALIDATIONS: [
+                                 AfterValidator(_nic_resource_name), Field(json_schema_extra={VALIDATIONS: [
                                      cel(f"!self.matches('{_RESERVED_NIC}')", NIC_DOMAIN_MESSAGE)]})] | None = None
     enable_mnnvl: bool | None = Field(None, alias="enableMNNVL")
     enable_checkpoint: bool | None = None
@@ -130,13 +130,6 @@ class CategoryOptions(K8sModel):
     thresholds: dict[str, str] | None = None
     workload_metadata: WorkloadMetadata | None = None
     rdma_device_access: Literal["hostPath", "devicePlugin"] | None = None
-
-    # Annotated validators keep the pattern in the JSON schema and add the reserved-domain check locally.
-    @model_validator(mode="after")
-    def _nic(self) -> CategoryOptions:
-        if self.nic_resource_name is not None:
-            _nic_resource_name(self.nic_resource_name)
-        return self
 
 
 class Category(K8sModel):

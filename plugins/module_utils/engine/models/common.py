@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PlainValidator, SerializerFunctionWrapHandler,
+                      StringConstraints, WithJsonSchema, model_serializer)
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
@@ -56,6 +57,13 @@ class Schemaless(K8sModel):
 
     model_config = ConfigDict(extra="allow", json_schema_extra={PRESERVE: True})
 
+    @model_serializer(mode="wrap")
+    def _keep_null_extras(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # dump() drops unset (None) fields, but a null among the kept fields is data (it deletes in a merge).
+        data = handler(self)
+        data.update({k: None for k, v in (self.__pydantic_extra__ or {}).items() if v is None})
+        return data
+
 
 # Any JSON value, kept as is (schemaless `*apiextensionsv1.JSON`).
 AnyJSON = Annotated[Any, Field(json_schema_extra={PRESERVE: True})]
@@ -67,9 +75,27 @@ Duration = Annotated[str, StringConstraints(pattern=r"^0$|^([0-9]+(\.[0-9]+)?(ns
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 QUANTITY_PATTERN = (r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|"
                     r"([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$")
+
+
+def int_or_string(pattern: str | None = None) -> Any:
+    """intstr.IntOrString (with a pattern on the string form): one clear error instead of one per union member."""
+    compiled = re.compile(pattern) if pattern else None
+
+    def check(value: Any) -> int | str:
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise fail("int_or_string", "Input should be an integer or a string")
+        if isinstance(value, str) and compiled and not compiled.match(value):
+            raise fail("int_or_string", f"String should match pattern '{pattern}'")
+        return value
+
+    schema: dict[str, Any] = {"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": True}
+    if pattern:
+        schema["pattern"] = pattern
+    return Annotated[int | str, PlainValidator(check), WithJsonSchema(schema)]
+
+
 # resource.Quantity: an integer or a quantity string.
-Quantity = Annotated[int | Annotated[str, StringConstraints(pattern=QUANTITY_PATTERN)],
-                     Field(json_schema_extra={"x-kubernetes-int-or-string": True})]
+Quantity = int_or_string(QUANTITY_PATTERN)
 
 
 def list_map(*keys: str) -> dict[str, Any]:

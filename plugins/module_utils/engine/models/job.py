@@ -7,7 +7,7 @@ from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
 from .common import (API_VERSION, VALIDATIONS, AnyObject, Conditions, Duration, K8sModel, NonEmpty, ObjectMeta,
                      Schemaless, Timestamp, WorkloadMetadata, WorkloadReference, cel, fail, fixed_presence, immutable,
-                     list_map)
+                     int_or_string, list_map)
 
 # Applied by the Job controller when the field is absent (not CRD defaults).
 DEFAULT_STARTUP_STALL_TIMEOUT_SECONDS = 1200
@@ -38,7 +38,7 @@ class Trainer(Schemaless):
     args: list[str] | None = None
     env: list[EnvVar] | None = None
     num_nodes: Annotated[int, Field(ge=1)] | None = None
-    num_proc_per_node: Annotated[int | str, Field(json_schema_extra={"x-kubernetes-int-or-string": True})] | None = None
+    num_proc_per_node: int_or_string() | None = None
 
 
 class RuntimePatch(Schemaless):

@@ -1,0 +1,136 @@
+"""Generated CRDs: committed files are current, schemas are structural, and the CEL rules are where they belong."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import celpy
+import pytest
+import yaml
+
+from ansible_collections.cre.certification.plugins.module_utils.engine import crdgen
+
+ROOT = Path(__file__).resolve().parents[3]
+DATA = Path(__file__).parent / "data" / "models"
+GENERATED = crdgen.crds()
+RULES = yaml.safe_load((DATA / "crd_rules.yaml").read_text())
+# Keys a structural schema may not carry (pydantic leftovers or JSON Schema features Kubernetes lacks).
+FORBIDDEN = {"$ref", "$defs", "title", "const", "oneOf", "allOf", "not", "propertyNames", "prefixItems"}
+
+
+def schema(kind: str) -> dict:
+    crd = next(c for c in GENERATED.values() if c["spec"]["names"]["kind"] == kind)
+    return crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+
+
+def nodes(node: dict, path: str = ""):
+    """Every schema node with its path."""
+    yield path, node
+    for name, sub in node.get("properties", {}).items():
+        yield from nodes(sub, f"{path}.{name}" if path else name)
+    if "items" in node:
+        yield from nodes(node["items"], f"{path}.[]")
+    if isinstance(node.get("additionalProperties"), dict):
+        yield from nodes(node["additionalProperties"], f"{path}.{{}}")
+
+
+def at(kind: str, path: str) -> dict:
+    return dict(nodes(schema(kind)))[path]
+
+
+ALL_NODES = [(kind, path, node) for kind in ("Workflow", "Job", "Certification") for path, node in nodes(schema(kind))]
+
+
+@pytest.mark.parametrize("name", sorted(GENERATED))
+def test_committed_crds_are_current(name):
+    committed = (ROOT / "crds" / name).read_text()
+    assert committed == crdgen.render(GENERATED[name]), "crds/ is stale: run .venv/bin/python -m tools.crds"
+
+
+def test_structural():
+    for kind, path, node in ALL_NODES:
+        where = f"{kind} {path or '<root>'}"
+        assert not FORBIDDEN & node.keys(), where
+        if node.get("x-kubernetes-int-or-string"):
+            assert node["anyOf"] == [{"type": "integer"}, {"type": "string"}], where
+            continue
+        assert "anyOf" not in node, where
+        if not node.get("x-kubernetes-preserve-unknown-fields"):
+            assert node.get("type") in {"object", "array", "string", "integer", "boolean", "number"}, where
+        if node.get("type") == "object" and "properties" not in node and "additionalProperties" not in node:
+            assert node.get("x-kubernetes-preserve-unknown-fields") or path == "metadata", where
+        if node.get("type") == "array":
+            assert "items" in node, where
+        for field in node.get("required", []):
+            assert field in node["properties"], where
+
+
+def test_defaults_are_crd_defaults_only():
+    defaults = {f"{kind} {path}": node["default"] for kind, path, node in ALL_NODES if "default" in node}
+    assert defaults == {
+        "Workflow spec.jobTemplate.spec.goodputMeasurement.sampleInterval": "60s",
+        "Workflow spec.jobTemplate.spec.bandwidthMeasurement.sampleInterval": "60s",
+        "Workflow spec.jobTemplate.spec.checkpoint.maxRestarts": 0,
+        "Workflow spec.orchestration.diagnose.minGroupSize": 2,
+        "Workflow spec.orchestration.execution.maxConcurrent": 0,
+        "Workflow spec.orchestration.execution.retryFailedGroups": 0,
+        "Workflow spec.orchestration.iterations": 1,
+        "Workflow spec.overrides.[].orchestration.execution.maxConcurrent": 0,
+        "Workflow spec.overrides.[].orchestration.execution.retryFailedGroups": 0,
+        "Workflow spec.validation.performance.enabled": False,
+        "Workflow spec.validation.performance.tracking.perNode": False,
+        "Workflow spec.validation.performance.tracking.perDomain": False,
+        "Job spec.goodputMeasurement.sampleInterval": "60s",
+        "Job spec.bandwidthMeasurement.sampleInterval": "60s",
+        "Job spec.checkpoint.maxRestarts": 0,
+    }
+
+
+def test_placement_enum_without_default():
+    placement = at("Workflow", "spec.orchestration.placement")
+    assert placement == {"type": "string", "enum": ["Pinned", "Unpinned"], "description": "No default: empty means Pinned."}
+
+
+def test_conditions_are_a_map_keyed_by_type():
+    for kind in ("Workflow", "Job", "Certification"):
+        conditions = at(kind, "status.conditions")
+        assert conditions["x-kubernetes-list-type"] == "map"
+        assert conditions["x-kubernetes-list-map-keys"] == ["type"]
+        assert set(conditions["items"]["required"]) == {"type", "status", "lastTransitionTime", "reason", "message"}
+
+
+def test_schemaless_parts_are_preserved():
+    for kind, path in [("Workflow", "spec.dependencies.[]"), ("Workflow", "spec.overrides.[].jobTemplate"),
+                       ("Workflow", "spec.overrides.[].jobTemplatePatch"), ("Workflow", "spec.overrides.[].when.config"),
+                       ("Job", "spec.workload.trainJob"), ("Job", "spec.workload.trainJob.runtimePatches.[]")]:
+        assert at(kind, path)["x-kubernetes-preserve-unknown-fields"] is True, f"{kind} {path}"
+    assert at("Workflow", "spec.dependencies.[]")["x-kubernetes-embedded-resource"] is True
+
+
+def test_labels_are_bounded():
+    labels = at("Job", "spec.workloadMetadata.labels")
+    assert labels["maxProperties"] == 32
+    assert labels["additionalProperties"]["maxLength"] == 63
+
+
+@pytest.mark.parametrize("case", RULES, ids=[f"{r['kind']} {r['at']}: {r['message'][:40]}" for r in RULES])
+def test_cel_rule_placed(case):
+    assert {"rule": case["rule"], "message": case["message"]} in at(case["kind"], case["at"]).get(
+        "x-kubernetes-validations", [])
+
+
+def test_every_cel_rule_compiles():
+    env = celpy.Environment()
+    rules = [(kind, path, v["rule"]) for kind, path, node in ALL_NODES for v in node.get("x-kubernetes-validations", [])]
+    assert len(rules) >= 30
+    for kind, path, rule in rules:
+        env.compile(rule)  # raises CELParseError on bad syntax
+
+
+def test_printer_columns_point_at_fields():
+    for crd in GENERATED.values():
+        kind = crd["spec"]["names"]["kind"]
+        paths = dict(nodes(schema(kind)))
+        for column in crd["spec"]["versions"][0]["additionalPrinterColumns"]:
+            field = column["jsonPath"].lstrip(".").split("[")[0]
+            if field != "metadata.creationTimestamp":
+                assert field in paths, f"{kind} column {column['name']}: {field}"
