@@ -13,13 +13,12 @@ import pytest
 import yaml
 from kubernetes import client
 
-from tools.sim import cluster, processes, profiles
+from tools.sim import cluster, processes, profiles, smoke
 from tools.sim.state import ClusterState, cluster_dir
 
 from .conftest import NODES, Sim
 
 ROOT = Path(__file__).resolve().parents[2]
-RUNTIME = yaml.safe_load((Path(__file__).parent / "data" / "mpi-runtime.yaml").read_text())
 
 
 def sim_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -27,45 +26,12 @@ def sim_cli(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=300)
 
 
-def trainjob(name: str, nodes: list[str]) -> dict:
-    """A TrainJob on the MPI runtime whose node pods are pinned to `nodes` through a runtime patch."""
-    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": nodes}]}]}}}
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": name},
-        "spec": {
-            "runtimeRef": {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime", "name": "nccl-runtime"},
-            "trainer": {"numNodes": len(nodes)},
-            "runtimePatches": [{"manager": "cre.test", "trainingRuntimeSpec": {"template": {"spec": {
-                "replicatedJobs": [{"name": "node", "template": {"spec": {"template": {"spec": {
-                    "affinity": affinity}}}}}]}}}}],
-        },
-    }
-
-
-def run_trainjob(api: client.ApiClient, namespace: str, name: str, nodes: list[str], timeout: float = 120) -> str:
+def run_trainjob(api: client.ApiClient, namespace: str, name: str, nodes: list[str]) -> str:
     """Create the runtime and a pinned TrainJob; wait for it to finish; return its final condition type."""
-    custom = client.CustomObjectsApi(api)
-    args = ("trainer.kubeflow.org", "v1alpha1", namespace)
-    custom.create_namespaced_custom_object(*args, "trainingruntimes", RUNTIME)
-    custom.create_namespaced_custom_object(*args, "trainjobs", trainjob(name, nodes))
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        obj = custom.get_namespaced_custom_object(*args, "trainjobs", name)
-        done = [c["type"] for c in obj.get("status", {}).get("conditions", [])
-                if c["type"] in ("Complete", "Failed") and c["status"] == "True"]
-        if done:
-            return done[0]
-        time.sleep(0.5)
-    raise AssertionError(f"TrainJob {name} did not finish within {timeout}s: {obj.get('status')}")
-
-
-def node_pods(api: client.ApiClient, namespace: str, name: str) -> list[client.V1Pod]:
-    return client.CoreV1Api(api).list_namespaced_pod(
-        namespace, label_selector=f"jobset.sigs.k8s.io/jobset-name={name},jobset.sigs.k8s.io/replicatedjob-name=node"
-    ).items
+    smoke.ensure_runtime(api, namespace)
+    client.CustomObjectsApi(api).create_namespaced_custom_object(*smoke.TRAINER, namespace, "trainjobs",
+                                                                smoke.trainjob(name, nodes))
+    return smoke.wait_finished(api, namespace, [name], timeout=120)[name]
 
 
 def test_nodes_ready_with_profile_labels(sim: Sim) -> None:
@@ -85,7 +51,7 @@ def test_nodes_ready_with_profile_labels(sim: Sim) -> None:
 def test_pinned_trainjob_runs_on_exactly_its_nodes(sim: Sim, namespace: str) -> None:
     pinned = ["gpu-node-004", "gpu-node-009"]
     assert run_trainjob(sim.api, namespace, "pinned", pinned) == "Complete"
-    pods = node_pods(sim.api, namespace, "pinned")
+    pods = smoke.node_pods(sim.api, namespace, "pinned")
     assert sorted(p.spec.node_name for p in pods) == pinned
     assert all(p.status.phase == "Succeeded" for p in pods)
 
@@ -93,7 +59,7 @@ def test_pinned_trainjob_runs_on_exactly_its_nodes(sim: Sim, namespace: str) -> 
 def test_workload_fault_fails_trainjob_on_faulty_node(sim: Sim, namespace: str) -> None:
     assert sim_cli("fault", "gpu-node-011", "--kind", "workload", "--name", sim.name).returncode == 0
     assert run_trainjob(sim.api, namespace, "faulty", ["gpu-node-010", "gpu-node-011"]) == "Failed"
-    failed = [p for p in node_pods(sim.api, namespace, "faulty") if p.status.phase == "Failed"]
+    failed = [p for p in smoke.node_pods(sim.api, namespace, "faulty") if p.status.phase == "Failed"]
     assert [p.spec.node_name for p in failed] == ["gpu-node-011"]
     assert failed[0].status.container_statuses[0].state.terminated.exit_code == 1
 
@@ -104,7 +70,7 @@ def test_hardware_fault_marks_node_and_fails_its_pods(sim: Sim, namespace: str) 
     assert node.metadata.labels[cluster.HARDWARE_LABEL] == "unhealthy"
     assert {c.type: c.status for c in node.status.conditions}[cluster.HARDWARE_CONDITION] == "False"
     assert run_trainjob(sim.api, namespace, "hw", ["gpu-node-012", "gpu-node-013"]) == "Failed"
-    failed = [p.spec.node_name for p in node_pods(sim.api, namespace, "hw") if p.status.phase == "Failed"]
+    failed = [p.spec.node_name for p in smoke.node_pods(sim.api, namespace, "hw") if p.status.phase == "Failed"]
     assert failed == ["gpu-node-013"]
 
 

@@ -8,7 +8,7 @@ import sys
 
 from kubernetes.client import ApiException
 
-from . import cluster, profiles, stages
+from . import cluster, demo, profiles, stages
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     p_fault.add_argument("--kind", required=True, choices=cluster.FAULT_KINDS)
     p_fault.add_argument("--name", default="cre")
     sub.add_parser("build", help="build the binaries into the cache (setup does this)")
+    sub.add_parser("demo", help="the smoke demo of make demo")
     args = parser.parse_args(argv)
     try:
         if args.cmd == "up":
@@ -40,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
             cluster.fault(args.name, args.node, args.kind)
         elif args.cmd == "build":
             print(cluster.binaries()[0])
+        elif args.cmd == "demo":
+            return demo.main()
     except cluster.SimError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -1,0 +1,18 @@
+"""cluster_info: list the nodes once and summarize them with the engine."""
+from __future__ import annotations
+
+from typing import Any
+
+from ansible_collections.cre.certification.plugins.module_utils.engine.cluster_summary import summarize
+from ansible_collections.cre.certification.plugins.module_utils.kube.client import api_client, list_nodes
+from ansible_collections.cre.certification.plugins.modules.cluster_info import SPEC
+from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction
+
+
+class ActionModule(EngineAction):
+    SPEC = SPEC
+    _supports_check_mode = True
+
+    def execute(self, args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
+        nodes = list_nodes(api_client(args))
+        return {"changed": False, **summarize(nodes, args["target"], args["topology_key"] or "")}

@@ -1,0 +1,1 @@
+"""The kube client layer: API clients from kubernetes.core's auth options, nothing else."""

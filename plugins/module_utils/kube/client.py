@@ -1,0 +1,42 @@
+"""A plain `kubernetes.client.ApiClient` from the same auth options and K8S_AUTH_* variables as kubernetes.core."""
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+try:
+    import kubernetes
+    from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import (
+        _create_auth_spec,
+        _create_configuration,
+        _create_headers,
+        _set_header,
+    )
+except ImportError as exc:  # reported by the faces with missing_required_lib
+    IMPORT_ERROR: ImportError | None = exc
+    AUTH_ARG_SPEC = {}
+else:
+    IMPORT_ERROR = None
+
+
+def auth_argument_spec() -> dict[str, Any]:
+    """kubernetes.core's auth options (kubeconfig, context, host, api_key, …), to extend in a face's spec."""
+    return copy.deepcopy(AUTH_ARG_SPEC)
+
+
+def api_client(params: dict[str, Any]) -> "kubernetes.client.ApiClient":
+    """Resolve auth exactly as kubernetes.core does (options, then K8S_AUTH_*, then in-cluster, then kubeconfig)."""
+    auth_params = {k: params.get(k) for k in AUTH_ARG_SPEC}
+    configuration = _create_configuration(_create_auth_spec(**auth_params))
+    api = kubernetes.client.ApiClient(configuration)
+    for header, value in _create_headers(**auth_params).items():
+        _set_header(api, header, value)
+    return api
+
+
+def list_nodes(api: "kubernetes.client.ApiClient") -> list[dict[str, Any]]:
+    """All Nodes as plain dicts; skips the client's model round trip, which dominates on large clusters."""
+    response = kubernetes.client.CoreV1Api(api).list_node(_preload_content=False)
+    return json.loads(response.data)["items"]

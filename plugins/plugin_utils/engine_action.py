@@ -1,0 +1,34 @@
+"""The shape every face of the collection shares: validate args against the documented spec, call the
+engine on the controller, and turn its deliberate errors into failed results (never tracebacks)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.cre.certification.plugins.module_utils.engine.errors import InputError, WorkflowFailure
+
+
+class EngineAction(ActionBase):
+    """Subclasses set SPEC (the stub module's `SPEC` dict: argument_spec plus its constraints) and execute()."""
+
+    TRANSFERS_FILES = False
+    SPEC: dict[str, Any] = {}
+
+    def execute(self, args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError  # abstract: every face defines it
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = super().run(tmp, task_vars)
+        spec = dict(self.SPEC)
+        validation = ArgumentSpecValidator(spec.pop("argument_spec"), **spec).validate(self._task.args)
+        if validation.error_messages:
+            return {**result, "failed": True, "msg": "; ".join(validation.error_messages)}
+        try:
+            result.update(self.execute(validation.validated_parameters, task_vars or {}))
+        except WorkflowFailure as exc:
+            result.update(failed=True, reason=exc.reason, msg=exc.message)
+        except InputError as exc:
+            result.update(failed=True, msg=str(exc))
+        return result

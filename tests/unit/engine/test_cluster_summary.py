@@ -1,0 +1,33 @@
+"""cluster_summary: nvcrectl cluster info's answers for the simulated profiles."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible_collections.cre.certification.plugins.module_utils.engine.cluster_summary import summarize
+from ansible_collections.cre.certification.plugins.module_utils.engine.errors import WorkflowFailure
+from tools.sim.profiles import build_nodes
+
+CASES = yaml.safe_load((Path(__file__).parent / "data" / "cluster_summary" / "cases.yaml").read_text())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_summary(case: dict) -> None:
+    nodes = build_nodes(case["profile"], case["count"])
+    if "error" in case:
+        with pytest.raises(WorkflowFailure) as err:
+            summarize(nodes, case.get("target"), case.get("topology_key", ""))
+        assert (err.value.reason, err.value.message) == (case["error"]["reason"], case["error"]["message"])
+        return
+    got = summarize(nodes, case.get("target"), case.get("topology_key", ""))
+    expect = dict(case["expect"])
+    topology = expect.pop("topology", None)
+    assert {k: got[k] for k in expect} == expect
+    assert len(got["nodes"]) == got["total_nodes"]
+    if topology:
+        assert got["topology"]["key"] == topology["key"]
+        assert len(got["topology"]["racks"]) == topology["rack_count"]
+        if "first_rack_nodes" in topology:
+            assert got["topology"]["racks"][0]["node_count"] == topology["first_rack_nodes"]
