@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Any, Callable
+from typing import Any
 
+from .detect import Detection, not_enough_nodes_message
 from .errors import WorkflowFailure
 
 PARTITION_ERROR = "PartitionError"
@@ -65,21 +66,19 @@ def declared_nodes_per_job(job_spec: dict[str, Any]) -> int:
     return int(num_nodes)
 
 
-def nodes_per_job(job_spec: dict[str, Any], orchestration: dict[str, Any], node_count: int,
-                  not_enough: Callable[[int, bool], str] | None = None) -> int:
-    """nodesPerJob of §4 step 11: numNodes, all nodes for a sizeless Pinned job, never clamped.
+def nodes_per_job(job_spec: dict[str, Any], orchestration: dict[str, Any], detection: Detection) -> int:
+    """nodesPerJob of §4 step 11 over the surviving nodes: numNodes, or all nodes for a sizeless Pinned job.
 
-    `not_enough(need, unpinned)` words the shortfall (detect.not_enough_nodes_message knows the exclusions).
+    Never clamped: more than the surviving nodes is a PartitionError worded with the exclusions.
     """
     unpinned = is_unpinned(orchestration)
     npj = declared_nodes_per_job(job_spec)
     if npj < 1:
         if unpinned:
             raise _fail(UNPINNED_NO_SIZE)
-        npj = node_count
-    if npj > node_count:
-        message = not_enough(npj, unpinned) if not_enough else f"Not enough schedulable nodes: need {npj}, found {node_count}"
-        raise _fail(message)
+        npj = len(detection.nodes)
+    if npj > len(detection.nodes):
+        raise _fail(not_enough_nodes_message(npj, detection, unpinned))
     return npj
 
 
