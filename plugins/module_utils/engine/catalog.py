@@ -1,0 +1,308 @@
+"""The certification catalog (NVCRE pkg/catalog): entries keyed by {domain, variant}, built into WorkflowSpecs.
+
+Entries are our own YAML files at `catalog/<domain>/<variant>.yaml` (the collection root); shared fragments
+live in `catalog/_lib/` and are not entries. An entry file holds `description`, optional `meta`
+(`minGPUs`, `timeoutPerJob`, `parallelism.<arch|default>.{tp,pp,ep}`), `perNode` (one Job per node),
+entry-local `vars`, and `spec`: the WorkflowSpec template (see catalog_template for its directives).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .catalog_template import Renderer, TemplateError
+from .errors import InputError
+
+ROOT = Path(__file__).resolve().parents[3] / "catalog"
+LIB = ROOT / "_lib"
+
+TEST_SCALES = ("full-scale", "intra-node", "intra-rack", "diagnose")
+# Template defaults (loader.go buildTemplateData); diagnose changes the NCCL iteration counts.
+DEFAULTS: dict[str, Any] = {
+    "maxSteps": 50, "exitDurationMins": 30, "saveInterval": 250, "saveRetainInterval": 1000, "saveTopK": 1,
+    "storageSize": "10Ti", "storageClassName": "", "testScale": "full-scale", "maxBytes": "16G",
+    "minGroupSize": 2, "maxConcurrent": 0, "startupStallTimeoutSeconds": 1200, "enableMNNVL": False,
+    "enableCheckpoint": False, "nicResourceName": "", "rdmaDeviceAccess": "", "sourceRepo": "",
+    "measurementTimeout": "", "thresholds": {}, "repeatCount": 0, "maxRestarts": 0,
+}
+DEFAULT_SOURCE_REPO = "https://github.com/NVIDIA/Megatron-LM.git"
+DEFAULT_GKE_TCPXO_NETWORKS = [f"gpu-nic{i}" for i in range(8)]
+# Template variable -> (resources section, resource, default); each falls back on its own.
+TRAINING_RESOURCES = {"trainingCpuLimit": ("limits", "cpu", "128"), "trainingMemoryLimit": ("limits", "memory", "800Gi"),
+                      "trainingCpuRequest": ("requests", "cpu", "64"),
+                      "trainingMemoryRequest": ("requests", "memory", "500Gi")}
+
+# Certification CategoryOptions the catalog build reads or passes through, plus the build inputs the
+# Certification controller detects (architecture, platform for the GPU defaults, target, GKE networks,
+# TCPXO plugin version).
+CATEGORY_OPTIONS = frozenset({
+    "nodesPerJob", "gpusPerNode", "mlnxPerNode", "nicResourceName", "enableMNNVL", "enableCheckpoint",
+    "maxSteps", "exitDurationMins", "startupStallTimeoutSeconds", "saveInterval", "saveRetainInterval",
+    "saveTopK", "storageSize", "storageClassName", "maxRestarts", "resources", "image", "imagePullSecrets",
+    "sourceRepo", "repeatCount", "testScale", "maxBytes", "numIterations", "numCycles", "maxConcurrent",
+    "minGroupSize", "timeoutPerJob", "measurementTimeout", "thresholds", "workloadMetadata", "rdmaDeviceAccess",
+})
+BUILD_INPUTS = frozenset({"gpuArchitecture", "platform", "target", "gkeTcpxoNetworks", "tcpxoPluginVersion"})
+_INT_OPTIONS = ("nodesPerJob", "gpusPerNode", "mlnxPerNode", "maxSteps", "exitDurationMins",
+                "startupStallTimeoutSeconds", "saveInterval", "saveRetainInterval", "saveTopK", "maxRestarts",
+                "repeatCount", "numIterations", "numCycles", "maxConcurrent", "minGroupSize")
+_DURATION = re.compile(r"^([0-9]+(h|m|s|ms))+$")
+_MAX_BYTES = re.compile(r"^[0-9]+(K|M|G|T)?$")
+
+
+@dataclass(frozen=True)
+class Entry:
+    domain: str
+    variant: str
+    description: str
+    template: dict
+    per_node: bool = False
+    min_gpus: int = 0
+    timeout_per_job: str = ""
+    parallelism: dict = field(default_factory=dict)
+    vars: dict = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.domain}/{self.variant}"
+
+    def parallel(self, arch: str) -> tuple[int, int, int]:
+        """TP, PP, EP for the config architecture, else the `default` row (EP 0 = unset)."""
+        row = self.parallelism.get(config_arch(arch)) or self.parallelism.get("default") or {}
+        return int(row.get("tp", 1)), int(row.get("pp", 1)), int(row.get("ep", 0))
+
+    def valid_nodes(self, nodes: int, gpus_per_node: int, arch: str) -> bool:
+        total = nodes * gpus_per_node
+        tp, pp, ep = self.parallel(arch)
+        if nodes < 1 or total < self.min_gpus or total % (tp * pp):
+            return False
+        return not ep or (total // (tp * pp)) % ep == 0
+
+    def max_valid_nodes(self, available: int, gpus_per_node: int, arch: str) -> int:
+        """The largest node count <= available meeting minGPUs, TP×PP divisibility and DP%EP (0 if none)."""
+        return next((n for n in range(available, 0, -1) if self.valid_nodes(n, gpus_per_node, arch)), 0)
+
+    def effective_timeout(self, user_value: str, test_scale: str) -> str:
+        """timeoutPerJob: the user's value, then the entry's meta, then 15m in diagnose, else 1h."""
+        return user_value or self.timeout_per_job or ("15m" if test_scale == "diagnose" else "1h")
+
+
+def config_arch(arch: str) -> str:
+    """Architecture whose configs an entry uses: gb300 shares gb200's."""
+    return "gb200" if arch == "gb300" else arch
+
+
+def normalize_gpu_architecture(value: str) -> str:
+    """`gb300`, `NVIDIA-GB300` and `NVIDIA GB300` are the same architecture (ParseGPUArchFlag)."""
+    text = re.sub(r"\s+", "-", value.strip())
+    if text.upper().startswith("NVIDIA-"):
+        text = text[len("NVIDIA-"):]
+    if text.upper().startswith("RTX-PRO-6000"):
+        return "rtxpro6000"
+    return text.split("-", 1)[0].lower()
+
+
+def read_lib(rel: str) -> str:
+    path = (LIB / rel).resolve()
+    if LIB.resolve() not in path.parents or not path.is_file():
+        raise TemplateError(f"_lib fragment {rel!r} does not exist")
+    return _read_text(str(path))
+
+
+@lru_cache(maxsize=None)
+def _read_text(path: str) -> str:
+    return Path(path).read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
+def registry() -> dict[tuple[str, str], Entry]:
+    """Every entry at catalog/<domain>/<variant>.yaml, loaded once per process."""
+    entries = {}
+    for path in sorted(ROOT.glob("*/*.yaml")):
+        if path.parent.name.startswith("_"):
+            continue
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        meta = doc.get("meta", {})
+        entries[(path.parent.name, path.stem)] = Entry(
+            domain=path.parent.name, variant=path.stem, description=doc["description"], template=doc["spec"],
+            per_node=bool(doc.get("perNode")), min_gpus=int(meta.get("minGPUs", 0)),
+            timeout_per_job=meta.get("timeoutPerJob", ""), parallelism=meta.get("parallelism", {}),
+            vars=doc.get("vars", {}))
+    return entries
+
+
+@lru_cache(maxsize=1)
+def gpu_defaults_table() -> dict:
+    return yaml.safe_load((ROOT / "gpu-defaults.yaml").read_text(encoding="utf-8"))
+
+
+def gpu_defaults(arch: str, platform: str = "") -> tuple[int, int]:
+    """(gpusPerNode, mlnxPerNode): the architecture row, then per-field platform overrides (an explicit 0
+    overrides, #350); an unknown architecture gets the `unknown` row (4/0)."""
+    table = gpu_defaults_table()
+    row = dict(table["architectures"].get(arch, table["unknown"]))
+    if platform:
+        row.update(table.get("platformOverrides", {}).get(platform, {}).get(arch, {}))
+    return int(row["gpusPerNode"]), int(row["mlnxPerNode"])
+
+
+def known_architectures() -> list[str]:
+    return sorted(gpu_defaults_table()["architectures"])
+
+
+def lookup(domain: str, variant: str) -> Entry:
+    entry = registry().get((domain, variant))
+    if entry is None:
+        raise InputError("", f"Unknown certification category: {domain}/{variant}")
+    return entry
+
+
+def list_categories() -> list[dict]:
+    """Categories sorted by domain, then variant, with what a user needs to pick one."""
+    rows = []
+    for (domain, variant), entry in sorted(registry().items()):
+        rows.append({
+            "domain": domain, "variant": variant, "description": entry.description,
+            "minGPUs": entry.min_gpus, "perNode": entry.per_node,
+            "timeoutPerJob": entry.effective_timeout("", "full-scale"),
+            "iterations": max(1, int(entry.template.get("orchestration", {}).get("iterations", 1))),
+        })
+    return rows
+
+
+def _tcpxo_profile(version: str) -> dict:
+    """Images for the GCP H100 TCPXO plugin version: the newest mapped version <= it, else the minimum."""
+    table = yaml.safe_load(read_lib("gcp-tcpxo-profiles.yaml"))
+    profiles = sorted(table["profiles"], key=lambda p: _version(p["plugin"]))
+    wanted = _version(version) if version else None
+    chosen = profiles[0]
+    for profile in profiles:
+        if wanted is not None and _version(profile["plugin"]) <= wanted:
+            chosen = profile
+    return {"gcpH100NcclImage": chosen["ncclImage"], "gcpH100TrainingImage": chosen["trainingImage"],
+            "tcpxoDaemonImage": f"{table['daemonRepo']}:{chosen['daemonTag']}",
+            "tcpxoDaemonArgs": table["daemonArgs"]}
+
+
+def _version(text: str) -> tuple[int, ...]:
+    core = text.strip().lstrip("v").split("-", 1)[0]
+    try:
+        return tuple(int(part) for part in core.split("."))
+    except ValueError:
+        return (0,)
+
+
+def _tcpxo_networks(opts: dict) -> list[str]:
+    networks = list(opts.get("gkeTcpxoNetworks") or DEFAULT_GKE_TCPXO_NETWORKS)
+    if len(networks) != len(DEFAULT_GKE_TCPXO_NETWORKS):
+        raise InputError("options.gkeTcpxoNetworks", "must name exactly 8 GPU NIC networks (eth1..eth8)")
+    return networks
+
+
+def _check_options(key: str, options: dict) -> dict:
+    unknown = sorted(set(options) - CATEGORY_OPTIONS - BUILD_INPUTS)
+    if unknown:
+        raise InputError(f"options.{unknown[0]}", f"unknown option for {key}")
+    for name in _INT_OPTIONS:
+        value = options.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < -1
+                                  or (value < 0 and name != "maxSteps")):
+            raise InputError(f"options.{name}", "must be a non-negative integer")
+    if options.get("testScale") not in (None, *TEST_SCALES):
+        raise InputError("options.testScale", f"must be one of {', '.join(TEST_SCALES)}")
+    if options.get("maxBytes") is not None and not _MAX_BYTES.match(str(options["maxBytes"])):
+        raise InputError("options.maxBytes", "must match ^[0-9]+(K|M|G|T)?$")
+    for name in ("timeoutPerJob", "measurementTimeout"):
+        if options.get(name) and not _DURATION.match(str(options[name])):
+            raise InputError(f"options.{name}", "must match ^([0-9]+(h|m|s|ms))+$")
+    if options.get("rdmaDeviceAccess") not in (None, "", "hostPath", "devicePlugin"):
+        raise InputError("options.rdmaDeviceAccess", "must be one of hostPath, devicePlugin")
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def _nearest_valid(entry: Entry, nodes: int, gpus: int, arch: str) -> str:
+    """The `try nodesPerJob=<below> or <above>` hint: nearest valid counts around the requested one."""
+    below = next((n for n in range(nodes - 1, 0, -1) if entry.valid_nodes(n, gpus, arch)), 0)
+    above = next(n for n in range(nodes + 1, nodes + 2 + entry.min_gpus + 64 * gpus)
+                 if entry.valid_nodes(n, gpus, arch))
+    return f"try nodesPerJob={below} or {above}" if below else f"try nodesPerJob={above}"
+
+
+def validate_parallelism(entry: Entry, nodes: int, gpus: int, arch: str) -> None:
+    """minGPUs, then TP×PP divisibility, then DP%EP, with NVCRE's hint texts (loader.go)."""
+    total = nodes * gpus
+    tp, pp, ep = entry.parallel(arch)
+    if total < entry.min_gpus:
+        need = math.ceil(entry.min_gpus / gpus)
+        raise InputError("", f"{entry.key}: requires at least {entry.min_gpus} GPUs ({need} nodes × {gpus} "
+                             f"GPUs/node), got {total} GPUs ({nodes} nodes); set nodesPerJob to {need} or higher")
+    if total % (tp * pp):
+        raise InputError("", f"{entry.key}: totalGPUs={total} ({nodes} nodes × {gpus} GPUs/node) must be "
+                             f"divisible by TP×PP={tp * pp} (TP={tp}, PP={pp}); "
+                             f"{_nearest_valid(entry, nodes, gpus, arch)}")
+    if ep and (total // (tp * pp)) % ep:
+        raise InputError("", f"{entry.key}: DP={total // (tp * pp)} must be divisible by EP={ep}; "
+                             f"{_nearest_valid(entry, nodes, gpus, arch)}")
+
+
+def template_vars(entry: Entry, opts: dict, arch: str) -> dict:
+    """TemplateData: one variable per option (defaults filled) plus the derived ones the entries use."""
+    data = {**DEFAULTS, **opts}
+    diagnose = data["testScale"] == "diagnose"
+    data.setdefault("numIterations", 5 if diagnose else 100)
+    data.setdefault("numCycles", 1 if diagnose else 10)
+    gpus, mlnx = gpu_defaults(arch, opts.get("platform", ""))
+    data.setdefault("gpusPerNode", gpus)
+    data.setdefault("mlnxPerNode", mlnx)
+    if entry.per_node or data["testScale"] == "intra-node":
+        data["nodesPerJob"] = 1
+    elif not data.get("nodesPerJob"):
+        # Without a cluster to size against, render the smallest valid job (our choice; the
+        # Certification build always passes the MaxValidNodes result).
+        data["nodesPerJob"] = next(n for n in range(1, 1 + entry.min_gpus + 64 * data["gpusPerNode"])
+                                   if entry.valid_nodes(n, data["gpusPerNode"], arch))
+    tp, pp, ep = entry.parallel(arch)
+    resources = opts.get("resources") or {}
+    data.update(
+        entryName=entry.variant, domain=entry.domain, gpuArchitecture=arch, configArch=config_arch(arch),
+        tp=tp, pp=pp, ep=ep, mnnvl="1" if data["enableMNNVL"] else "0",
+        totalGPUs=data["nodesPerJob"] * data["gpusPerNode"],
+        timeoutPerJob=entry.effective_timeout(opts.get("timeoutPerJob", ""), data["testScale"]),
+        sourceRepo=data["sourceRepo"] or DEFAULT_SOURCE_REPO,
+        **{f"tcpxoNet{i}": net for i, net in enumerate(_tcpxo_networks(opts))},
+        imagePullSecrets=[s if isinstance(s, dict) else {"name": s} for s in opts.get("imagePullSecrets") or []],
+        **{name: str((resources.get(kind) or {}).get(part) or default)
+           for name, (kind, part, default) in TRAINING_RESOURCES.items()},
+        **_tcpxo_profile(opts.get("tcpxoPluginVersion", "")),
+    )
+    # Entry vars may be derived from the options (nvswitch loops numIterations).
+    data.update(Renderer(data, read_lib).render(entry.vars))
+    return data
+
+
+def build_spec(domain: str, variant: str, options: dict | None = None) -> dict:
+    """The WorkflowSpec (camelCase dict) of one category for the given options (entry.Build)."""
+    entry = lookup(domain, variant)
+    opts = _check_options(entry.key, dict(options or {}))
+    arch = normalize_gpu_architecture(str(opts.get("gpuArchitecture") or ""))
+    if not arch:
+        raise InputError("", f"{entry.key}: GPUArchitecture is required but was not provided")
+    opts["gpuArchitecture"] = arch
+    data = template_vars(entry, opts, arch)
+    validate_parallelism(entry, data["nodesPerJob"], data["gpusPerNode"], arch)
+    spec = Renderer(data, read_lib).render(entry.template)
+    orchestration = spec.setdefault("orchestration", {})
+    if opts.get("target"):
+        orchestration["target"] = opts["target"]
+    if data["repeatCount"] > 0:
+        orchestration["iterations"] = data["repeatCount"]
+    checkpoint = spec.get("jobTemplate", {}).get("spec", {}).get("checkpoint")
+    if data["maxRestarts"] > 0 and checkpoint is not None:
+        checkpoint["maxRestarts"] = data["maxRestarts"]
+    return spec
