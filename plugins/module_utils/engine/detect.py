@@ -32,8 +32,11 @@ Node = dict[str, Any]
 Event = dict[str, str]
 
 
-def _labels(node: Node) -> dict[str, str]:
+def node_labels(node: Node) -> dict[str, str]:
     return (node.get("metadata") or {}).get("labels") or {}
+
+
+_labels = node_labels  # older private name, still used by cluster_summary.py
 
 
 def node_name(node: Node) -> str:
@@ -74,7 +77,7 @@ def _carries_taint(node: Node, selector: dict[str, Any]) -> bool:
 
 
 def _matches_target(node: Node, target: dict[str, Any], names: set[str] | None) -> bool:
-    labels = _labels(node)
+    labels = node_labels(node)
     if any(labels.get(k) != v for k, v in (target.get("nodeSelector") or {}).items()):
         return False
     if not all(_matches_expression(labels, e) for e in target.get("matchExpressions") or []):
@@ -85,7 +88,7 @@ def _matches_target(node: Node, target: dict[str, Any], names: set[str] | None) 
 
 
 def _gpu_present(node: Node) -> bool:
-    return _labels(node).get(GPU_PRESENT) == "true"
+    return node_labels(node).get(GPU_PRESENT) == "true"
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,7 @@ def _attribute_string(attributes: dict[str, Any], name: str) -> str:
 
 def needs_resource_slices(nodes: Iterable[Node]) -> bool:
     """True when some node lacks ``nvidia.com/gpu.product``: only then does NVCRE list ResourceSlices."""
-    return any(not _labels(n).get(GPU_PRODUCT) for n in nodes)
+    return any(not node_labels(n).get(GPU_PRODUCT) for n in nodes)
 
 
 def fill_products_from_resource_slices(nodes: list[Node], slices: Iterable[dict[str, Any]]) -> list[Node]:
@@ -167,9 +170,9 @@ def fill_products_from_resource_slices(nodes: list[Node], slices: Iterable[dict[
     out = []
     for node in nodes:
         product = products.get(node_name(node))
-        if product and not _labels(node).get(GPU_PRODUCT):
+        if product and not node_labels(node).get(GPU_PRODUCT):
             meta = dict(node.get("metadata") or {})
-            meta["labels"] = {**_labels(node), GPU_PRODUCT: product}
+            meta["labels"] = {**node_labels(node), GPU_PRODUCT: product}
             node = {**node, "metadata": meta}
         out.append(node)
     return out
@@ -180,7 +183,7 @@ def fill_products_from_resource_slices(nodes: list[Node], slices: Iterable[dict[
 def node_platform(node: Node) -> str:
     """The platform one node belongs to, from its providerID and a few labels (workflow.md §4.1)."""
     provider = (node.get("spec") or {}).get("providerID") or ""
-    labels = _labels(node)
+    labels = node_labels(node)
     if not provider:
         if "forge" in labels.get("kubernetes.io/hostname", "") or "nke.nvidia.com/site-name" in labels:
             return "forge"
@@ -228,7 +231,7 @@ def parse_product(label: str) -> str:
 
 
 def node_architecture(node: Node) -> str:
-    return parse_product(_labels(node).get(GPU_PRODUCT, ""))
+    return parse_product(node_labels(node).get(GPU_PRODUCT, ""))
 
 
 def majority_architecture(nodes: Iterable[Node]) -> str:
@@ -344,7 +347,7 @@ def detect(
             f"Filtered {len(kept)}/{len(candidates)} nodes to primary GPU architecture {arch}; "
             f"excluded: {', '.join(dropped_names)}",
         ))
-    products = sorted({_labels(n)[GPU_PRODUCT] for n in kept if _labels(n).get(GPU_PRODUCT)})
+    products = sorted({node_labels(n)[GPU_PRODUCT] for n in kept if node_labels(n).get(GPU_PRODUCT)})
     return Detection(
         platform=platform,
         gpu_architecture=arch or UNKNOWN_ARCH,
