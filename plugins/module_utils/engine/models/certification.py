@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, model_validator
 
 from .common import (API_VERSION, QUALIFIED_NAME, VALIDATIONS, Conditions, K8sModel, LocalObjectRef, NonEmpty,
-                     ObjectMeta, Quantity, TargetSpec, WorkloadMetadata, cel, fail)
+                     ObjectMeta, Quantity, TargetSpec, WorkloadMetadata, cel, cel_string, fail)
 from .gang import GangSchedulerSpec
 
 # Go-style duration restricted to h/m/s/ms, as the Certification CRD accepts it.
@@ -56,7 +56,7 @@ def _resource_rules() -> list[dict[str, str]]:
     for name in RESOURCE_NAMES:
         for side in ("limits", "requests"):
             rules.append(cel(f"!has(self.{side}) || !has(self.{side}.{name}) || "
-                             f"quantity(string(self.{side}.{name})).sign() >= 0", _negative_message(side, name)))
+                             f"!quantity(string(self.{side}.{name})).isLessThan(quantity('0'))", _negative_message(side, name)))
         rules.append(cel(f"!has(self.requests) || !has(self.limits) || !has(self.requests.{name}) || "
                          f"!has(self.limits.{name}) || quantity(string(self.requests.{name}))"
                          f".compareTo(quantity(string(self.limits.{name}))) <= 0", _exceeds_message(name)))
@@ -101,7 +101,7 @@ class CategoryOptions(K8sModel):
     """0 opts out of the NIC request."""
     nic_resource_name: Annotated[str, StringConstraints(max_length=317, pattern=QUALIFIED_NAME),
                                  AfterValidator(_nic_resource_name), Field(json_schema_extra={VALIDATIONS: [
-                                     cel(f"!self.matches('{_RESERVED_NIC}')", NIC_DOMAIN_MESSAGE)]})] | None = None
+                                     cel(f"!self.matches({cel_string(_RESERVED_NIC)})", NIC_DOMAIN_MESSAGE)]})] | None = None
     enable_mnnvl: bool | None = Field(None, alias="enableMNNVL")
     enable_checkpoint: bool | None = None
     max_steps: Annotated[int, Field(ge=-1)] | None = None

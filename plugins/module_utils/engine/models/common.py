@@ -29,6 +29,11 @@ def cel(rule: str, message: str) -> dict[str, str]:
     return {"rule": rule, "message": message}
 
 
+def cel_string(text: str) -> str:
+    """A CEL string literal (CEL rejects unknown escapes such as a regex's `\\.`)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def immutable(field: str) -> dict[str, Any]:
     """Field-level value rule `<field> is immutable` (evaluated only when old and new both have it)."""
     return {VALIDATIONS: [cel("self == oldSelf", f"{field} is immutable")]}
@@ -77,7 +82,7 @@ QUANTITY_PATTERN = (r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numk
                     r"([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$")
 
 
-def int_or_string(pattern: str | None = None) -> Any:
+def int_or_string(pattern: str | None = None, max_length: int | None = None) -> Any:
     """intstr.IntOrString (with a pattern on the string form): one clear error instead of one per union member."""
     compiled = re.compile(pattern) if pattern else None
 
@@ -86,16 +91,20 @@ def int_or_string(pattern: str | None = None) -> Any:
             raise fail("int_or_string", "Input should be an integer or a string")
         if isinstance(value, str) and compiled and not compiled.match(value):
             raise fail("int_or_string", f"String should match pattern '{pattern}'")
+        if isinstance(value, str) and max_length is not None and len(value) > max_length:
+            raise fail("int_or_string", f"String should have at most {max_length} characters")
         return value
 
     schema: dict[str, Any] = {"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": True}
     if pattern:
         schema["pattern"] = pattern
+    if max_length is not None:
+        schema["maxLength"] = max_length
     return Annotated[int | str, PlainValidator(check), WithJsonSchema(schema)]
 
 
 # resource.Quantity: an integer or a quantity string.
-Quantity = int_or_string(QUANTITY_PATTERN)
+Quantity = int_or_string(QUANTITY_PATTERN, max_length=64)  # bounded: CEL's quantity() cost grows with length
 
 
 def list_map(*keys: str) -> dict[str, Any]:
@@ -139,7 +148,7 @@ LabelValue = Annotated[str, StringConstraints(max_length=63, pattern=LABEL_VALUE
 # The same rules for the API server; keys of a map cannot carry a pattern, so CEL checks them.
 LABEL_RULES = [
     cel(f"self.all(k, k != '{MANAGED_BY}' && !k.startsWith('{RESERVED_PREFIX}'))", RESERVED_KEY_MESSAGE),
-    cel(f"self.all(k, k.matches('{QUALIFIED_NAME}'))", INVALID_KEY_MESSAGE),
+    cel(f"self.all(k, k.matches({cel_string(QUALIFIED_NAME)}))", INVALID_KEY_MESSAGE),
     cel("self.all(k, k.indexOf('/') <= 253)", PREFIX_MESSAGE),
 ]
 
