@@ -5,11 +5,10 @@ dependency copies, the gang check on them, and the Job with placement applied vi
 """
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from . import gang, naming, placement
-from .dependencies import API_VERSION, SCOPE_JOB, WORKFLOW_LABEL, DependencyPlan, manifest
+from .dependencies import API_VERSION, SCOPE_JOB, WORKFLOW_LABEL, DependencyPlan, json_copy, manifest
 
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY = "nvcre"
@@ -36,30 +35,34 @@ def is_single_job(orchestration: dict[str, Any], total_groups: int) -> bool:
                              int(orchestration.get("iterations") or 1), total_groups)
 
 
-def launch(workflow: dict[str, Any], job_spec: dict[str, Any], plan: DependencyPlan, group: dict[str, Any],
-           iteration: int, total_groups: int, gpu_products: list[str]) -> Launch:
-    """Children of one group launch. `workflow` is the post-override Workflow, `job_spec` its jobTemplate.spec."""
+def launch(workflow: dict[str, Any], plan: DependencyPlan, group: dict[str, Any], iteration: int, total_groups: int,
+           gpu_products: list[str]) -> Launch:
+    """Children of one group launch. `workflow` is the post-override Workflow, `plan` made from its
+    jobTemplate.spec and dependencies."""
     meta = workflow.get("metadata") or {}
     spec = workflow.get("spec") or {}
     orchestration = spec.get("orchestration") or {}
     single = is_single_job(orchestration, total_groups)
     suffix = naming.dependency_suffix(meta.get("name", ""), group["name"], iteration, single)
-    renamed, copies, effective = plan.for_launch(job_spec, suffix, spec.get("gangScheduler"))
+    renamed, copies, effective = plan.for_launch(suffix)
     working = gang.validate_resolved_job_template(renamed, effective, spec.get("gangScheduler"), group["name"])
     name = naming.job_name(meta.get("name", ""), group["name"], iteration, single)
     job = job_manifest(workflow, working, group, name, gpu_products)
-    return Launch(job, [manifest(d, workflow, SCOPE_JOB) for d in copies])
+    return Launch(job, [manifest(d, workflow, SCOPE_JOB) for d in copies])  # fresh copies: completed in place
 
 
 def job_manifest(workflow: dict[str, Any], job_spec: dict[str, Any], group: dict[str, Any], name: str,
                  gpu_products: list[str]) -> dict[str, Any]:
-    """The NVCRE Job for a group: placement, job size, tolerations, health monitor, labels, owner."""
+    """The NVCRE Job for a group: placement, job size, tolerations, health monitor, labels, owner.
+
+    `job_spec` becomes the Job's spec and is modified: pass a copy you own (as `launch` does).
+    """
     meta = workflow.get("metadata") or {}
     wf_spec = workflow.get("spec") or {}
     orchestration = wf_spec.get("orchestration") or {}
     target = orchestration.get("target") or {}
     unpinned = placement.is_unpinned(orchestration)
-    spec = copy.deepcopy(job_spec)
+    spec = job_spec
 
     performance = (wf_spec.get("validation") or {}).get("performance") or {}
     if thresholds := (performance.get("thresholds") or {}).get("thresholds"):
@@ -69,17 +72,20 @@ def job_manifest(workflow: dict[str, Any], job_spec: dict[str, Any], group: dict
 
     train_job = (spec.get("workload") or {}).get("trainJob")
     if train_job is not None:
-        affinity = placement.node_affinity(placement.affinity_hosts(orchestration, group), target, gpu_products)
+        hosts = placement.affinity_hosts(orchestration, group)
+        affinity = placement.node_affinity(hosts, target, gpu_products)
         if not unpinned:
             train_job.setdefault("trainer", {})["numNodes"] = len(group["nodes"])
         targets = _target_names(train_job)
         tolerations = placement.job_tolerations(target, LAUNCHER in targets, unpinned)
         if affinity or tolerations:
             for pod_spec in _pod_spec_patches(train_job, targets):
+                # Each target gets its own objects: shared ones would print as YAML anchors.
                 if affinity:
-                    pod_spec.setdefault("affinity", {})["nodeAffinity"] = copy.deepcopy(affinity)
+                    pod_spec.setdefault("affinity", {})["nodeAffinity"] = placement.node_affinity(
+                        hosts, target, gpu_products)
                 if tolerations:
-                    pod_spec.setdefault("tolerations", []).extend(copy.deepcopy(tolerations))
+                    pod_spec.setdefault("tolerations", []).extend(json_copy(tolerations))
 
     if any(sel.get("key") == UNSCHEDULABLE_TAINT for sel in target.get("taintSelectors") or []):
         spec.pop("nodeHealthMonitor", None)
@@ -92,9 +98,10 @@ def job_manifest(workflow: dict[str, Any], job_spec: dict[str, Any], group: dict
     annotations = dict(template_meta.get("annotations") or {})
     if group["nodes"]:
         annotations[GROUP_NODES_ANNOTATION] = ",".join(group["nodes"])
-    job_meta: dict[str, Any] = {"name": name, "labels": labels}
+    job_meta: dict[str, Any] = {"name": name}
     if meta.get("namespace"):
         job_meta["namespace"] = meta["namespace"]
+    job_meta["labels"] = labels
     if annotations:
         job_meta["annotations"] = annotations
     if meta.get("uid"):
