@@ -54,7 +54,6 @@ def test_several_problems_are_joined():
 @pytest.mark.parametrize("loc, path", [
     (("spec", "overrides", 2, "jobTemplatePatch", 0, "path"), "spec.overrides[2].jobTemplatePatch[0].path"),
     (("labels", "kai.scheduler/queue", "[key]"), 'labels["kai.scheduler/queue"]'),
-    (("spec", "storageSize", "function-after[f(), str]"), "spec.storageSize"),
     (("status", "orchestration", "groups", 0, "nodes"), "status.orchestration.groups[0].nodes"),
 ])
 def test_field_path(loc, path):

@@ -11,8 +11,8 @@ from ..errors import InputError
 M = TypeVar("M", bound=BaseModel)
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# loc segments pydantic adds for union members and validators; they are not part of the object path.
-_PSEUDO = re.compile(r"^(int|str|bool|float|list|dict|none|\[key\]|function-\w+\[.*\]|.*\[.*\]\(.*\))$")
+# The loc segment pydantic adds after a map key that failed validation; not part of the object path.
+_KEY_MARK = "[key]"
 _RULES = {"extra_forbidden": "unknown field", "missing": "Required value"}
 
 
@@ -22,7 +22,7 @@ def field_path(loc: tuple[int | str, ...], prefix: str = "") -> str:
     for seg in loc:
         if isinstance(seg, int):
             path += f"[{seg}]"
-        elif _PSEUDO.match(seg):
+        elif seg == _KEY_MARK:
             continue
         elif _IDENT.match(seg):
             path += f".{seg}" if path else seg
