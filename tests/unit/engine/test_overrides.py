@@ -1,0 +1,111 @@
+"""Overrides (workflow.md §3), table-driven from data/overrides/*.yaml."""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import jsonpatch
+import pytest
+import yaml
+
+from ansible_collections.cre.certification.plugins.module_utils.engine import overrides
+from ansible_collections.cre.certification.plugins.module_utils.engine.errors import InputError, WorkflowFailure
+
+DATA = Path(__file__).parent / "data" / "overrides"
+BASE = yaml.safe_load((DATA / "_base.yaml").read_text())
+
+
+def load(name: str) -> list[dict]:
+    return yaml.safe_load((DATA / name).read_text())
+
+
+def context(ctx: dict) -> overrides.OverrideContext:
+    return overrides.OverrideContext(
+        platform=ctx.get("platform", ""),
+        gpu_architecture=ctx.get("gpuArchitecture", ""),
+        workload_kind=ctx.get("workloadKind", ""),
+        topology_mode=ctx.get("topologyMode", "simple"),
+        domain_count=ctx.get("domainCount", 0),
+        config=ctx.get("config"),
+    )
+
+
+@pytest.mark.parametrize("case", load("match.yaml"), ids=lambda c: c["id"])
+def test_matches_when(case):
+    run = lambda: overrides.matches_when(case["when"], context(case["ctx"]), "spec.overrides[0].when")  # noqa: E731
+    if "error" in case:
+        with pytest.raises(InputError) as err:
+            run()
+        assert str(err.value) == case["error"]
+    else:
+        assert run() is case["matches"]
+
+
+@pytest.mark.parametrize("case", load("apply.yaml"), ids=lambda c: c["id"])
+def test_apply_overrides(case):
+    spec = {**copy.deepcopy(BASE), "overrides": case["overrides"]}
+    stored = copy.deepcopy(spec)
+    ctx = context(case["ctx"])
+    if "failure" in case:
+        with pytest.raises(WorkflowFailure) as err:
+            overrides.apply_overrides(spec, ctx)
+        assert (err.value.reason, err.value.message) == ("OverrideError", case["failure"])
+    else:
+        result = overrides.apply_overrides(spec, ctx)
+        assert result.spec == jsonpatch.apply_patch(stored, case["diff"])
+        assert result.applied_overrides() == case["applied"]
+    assert spec == stored  # the input spec is never mutated
+
+
+def test_result_shares_nothing_with_input():
+    spec = {**copy.deepcopy(BASE), "overrides": [
+        {"when": {}, "jobTemplatePatch": [{"op": "add", "path": "/metadata/labels/obj", "value": {"k": "v"}}],
+         "dependencies": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "n"}, "data": {"x": "y"}}]},
+    ]}
+    stored = copy.deepcopy(spec)
+    result = overrides.apply_overrides(spec, overrides.OverrideContext())
+    result.spec["jobTemplate"]["metadata"]["labels"]["obj"]["k"] = "changed"
+    result.spec["dependencies"][-1]["data"]["x"] = "changed"
+    result.spec["orchestration"]["target"]["nodeSelector"]["pool"] = "changed"
+    assert spec == stored
+
+
+@pytest.mark.parametrize("case", load("context.yaml"), ids=lambda c: c["id"])
+def test_context_for_spec(case):
+    nodes = [{"metadata": {"name": f"n{i}", "labels": labels}} for i, labels in enumerate(case.get("nodeLabels", []))]
+    ctx = overrides.OverrideContext.for_spec(case["spec"], platform="aws", gpu_architecture="h100",
+                                             nodes=nodes if "nodeLabels" in case else None)
+    assert ctx.cel_variables() == case["variables"]
+
+
+def test_events_of_authoritative_pass():
+    spec = {**copy.deepcopy(BASE), "overrides": [
+        {"when": {"platform": {"equals": "aws"}}, "orchestration": {"iterations": 2}},
+        {"when": {"gpuArchitecture": {"equals": "h100"}, "platform": {"equals": "aws"}}},
+        {"when": {"platform": {"equals": "gcp"}}},
+    ]}
+    ctx = overrides.OverrideContext(platform="aws", gpu_architecture="h100")
+    events = overrides.override_events(overrides.apply_overrides(spec, ctx), 3, ctx)
+    assert events == [
+        {"type": "Normal", "reason": "OverrideApplied",
+         "message": "Override[0] matched (platform=aws), patching orchestration"},
+        {"type": "Warning", "reason": "OverrideNoOp",
+         "message": "Override[1] matched (gpuArchitecture=h100, platform=aws) but produced no changes — check field paths"},
+    ]
+    none = overrides.OverrideContext(platform="oci", gpu_architecture="a100")
+    assert overrides.override_events(overrides.apply_overrides(spec, none), 3, none) == [
+        {"type": "Normal", "reason": "NoOverridesMatched",
+         "message": "0 of 3 overrides matched (platform=oci, gpuArchitecture=a100)"},
+    ]
+    assert overrides.override_events(overrides.apply_overrides(BASE, none), 0, none) == []
+
+
+@pytest.mark.parametrize("case", load("validate.yaml"), ids=lambda c: c["id"])
+def test_validate_overrides(case):
+    spec = {**copy.deepcopy(BASE), "overrides": case["overrides"]}
+    if "error" in case:
+        with pytest.raises(InputError) as err:
+            overrides.validate_overrides(spec)
+        assert str(err.value) == case["error"]
+    else:
+        assert overrides.validate_overrides(spec) is None
