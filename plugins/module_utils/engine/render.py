@@ -95,9 +95,9 @@ def _render_checked(workflow: Any, nodes: Any, nodes_source: str) -> Rendered:
     except WorkflowFailure as failure:
         out.failure = failure
         out.plan.update(jobs=[], dependencies=[])
-        for key in ("excluded_nodes", "exclusion_reason"):  # carried by the capacity failure
-            if hasattr(failure, key):
-                out.plan[key] = getattr(failure, key)
+        if isinstance(failure, detect.DetectionFailure):  # the capacity filter's exclusion record
+            out.plan.update(excluded_nodes=failure.detection.excluded_nodes,
+                            exclusion_reason=failure.detection.exclusion_reason)
     return out
 
 
