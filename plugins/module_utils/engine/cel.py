@@ -48,6 +48,13 @@ _TYPE_NAMES = {
     celtypes.TimestampType: "google.protobuf.Timestamp",
     celtypes.DurationType: "google.protobuf.Duration",
     type(None): "null_type",
+    # Some operators hand back plain Python values.
+    bool: "bool",
+    int: "int",
+    float: "double",
+    str: "string",
+    list: "list",
+    dict: "map",
 }
 
 
@@ -97,7 +104,7 @@ def evaluate(expr: str, variables: Mapping[str, Any], path: str) -> Any:
 def evaluate_bool(expr: str, variables: Mapping[str, Any], path: str) -> bool:
     """Evaluate ``expr`` and require a bool result (``CEL expression must return bool, got <type>``)."""
     value = evaluate(expr, variables, path)
-    if not isinstance(value, celtypes.BoolType):
+    if not isinstance(value, (celtypes.BoolType, bool)):
         raise InputError(path, f"CEL expression must return bool, got {type_name(value)}")
     return bool(value)
 

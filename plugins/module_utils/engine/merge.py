@@ -41,7 +41,7 @@ _CONTAINER: Schema = {
     "volumeMounts": ListRule("mountPath"),
     "volumeDevices": ListRule("devicePath"),
 }
-_POD_SPEC: Schema = {
+POD_SPEC_SCHEMA: Schema = {
     "volumes": ListRule("name"),
     "initContainers": ListRule("name", _CONTAINER),
     "containers": ListRule("name", _CONTAINER),
@@ -53,7 +53,7 @@ _POD_SPEC: Schema = {
     "schedulingGates": ListRule("name"),
 }
 _OBJECT_META: Schema = {"finalizers": ListRule(None), "ownerReferences": ListRule("uid")}
-_POD_TEMPLATE: Schema = {"metadata": _OBJECT_META, "spec": _POD_SPEC}
+_POD_TEMPLATE: Schema = {"metadata": _OBJECT_META, "spec": POD_SPEC_SCHEMA}
 _REPLICATED_JOB: Schema = {
     "template": {"metadata": _OBJECT_META, "spec": {"template": _POD_TEMPLATE}},
 }
