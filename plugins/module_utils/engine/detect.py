@@ -25,7 +25,8 @@ GPU_PRODUCT = "nvidia.com/gpu.product"
 GPU_RESOURCE = "nvidia.com/gpu"
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 UNKNOWN_ARCH = "unknown"
-PLATFORMS = ("aws", "gcp", "azure", "oci", "onprem", "togetherai", "mistral", "forge", "nscale")
+# The reference code's list plus akamai, which the v0.11+ docs add (`linode://` → akamai); we follow the docs.
+PLATFORMS = ("aws", "gcp", "azure", "oci", "onprem", "togetherai", "mistral", "forge", "nscale", "akamai")
 DRA_DRIVER = "gpu.nvidia.com"
 
 Node = dict[str, Any]
@@ -181,7 +182,7 @@ def fill_products_from_resource_slices(nodes: list[Node], slices: Iterable[dict[
 # ---------------------------------------------------------------- platform (§4.1)
 
 def node_platform(node: Node) -> str:
-    """The platform one node belongs to, from its providerID and a few labels (workflow.md §4.1)."""
+    """The platform one node belongs to, from its providerID and a few labels (workflow.md §4.1, + akamai)."""
     provider = (node.get("spec") or {}).get("providerID") or ""
     labels = node_labels(node)
     if not provider:
@@ -202,6 +203,8 @@ def node_platform(node: Node) -> str:
         return "togetherai" if "node-role.together.ai/worker" in labels else "onprem"
     if provider.startswith("metal3://"):
         return "mistral"
+    if provider.startswith("linode://"):
+        return "akamai"  # documented from v0.11 (Akamai LKE); absent from the code the table was read from
     return "onprem"
 
 
