@@ -18,11 +18,12 @@ import yaml
 
 from .catalog_template import Renderer, TemplateError
 from .errors import InputError
+from .models import CategoryOptions
+from .models.parse import parse
 
 ROOT = Path(__file__).resolve().parents[3] / "catalog"
 LIB = ROOT / "_lib"
 
-TEST_SCALES = ("full-scale", "intra-node", "intra-rack", "diagnose")
 # Template defaults (loader.go buildTemplateData); diagnose changes the NCCL iteration counts.
 DEFAULTS: dict[str, Any] = {
     "maxSteps": 50, "exitDurationMins": 30, "saveInterval": 250, "saveRetainInterval": 1000, "saveTopK": 1,
@@ -49,11 +50,6 @@ CATEGORY_OPTIONS = frozenset({
     "minGroupSize", "timeoutPerJob", "measurementTimeout", "thresholds", "workloadMetadata", "rdmaDeviceAccess",
 })
 BUILD_INPUTS = frozenset({"gpuArchitecture", "platform", "target", "gkeTcpxoNetworks", "tcpxoPluginVersion"})
-_INT_OPTIONS = ("nodesPerJob", "gpusPerNode", "mlnxPerNode", "maxSteps", "exitDurationMins",
-                "startupStallTimeoutSeconds", "saveInterval", "saveRetainInterval", "saveTopK", "maxRestarts",
-                "repeatCount", "numIterations", "numCycles", "maxConcurrent", "minGroupSize")
-_DURATION = re.compile(r"^([0-9]+(h|m|s|ms))+$")
-_MAX_BYTES = re.compile(r"^[0-9]+(K|M|G|T)?$")
 
 
 @dataclass(frozen=True)
@@ -206,23 +202,11 @@ def _tcpxo_networks(opts: dict) -> list[str]:
 
 
 def _check_options(key: str, options: dict) -> dict:
+    """Build inputs are checked here; CategoryOptions by the Certification model (field path and rule)."""
     unknown = sorted(set(options) - CATEGORY_OPTIONS - BUILD_INPUTS)
     if unknown:
         raise InputError(f"options.{unknown[0]}", f"unknown option for {key}")
-    for name in _INT_OPTIONS:
-        value = options.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < -1
-                                  or (value < 0 and name != "maxSteps")):
-            raise InputError(f"options.{name}", "must be a non-negative integer")
-    if options.get("testScale") not in (None, *TEST_SCALES):
-        raise InputError("options.testScale", f"must be one of {', '.join(TEST_SCALES)}")
-    if options.get("maxBytes") is not None and not _MAX_BYTES.match(str(options["maxBytes"])):
-        raise InputError("options.maxBytes", "must match ^[0-9]+(K|M|G|T)?$")
-    for name in ("timeoutPerJob", "measurementTimeout"):
-        if options.get(name) and not _DURATION.match(str(options[name])):
-            raise InputError(f"options.{name}", "must match ^([0-9]+(h|m|s|ms))+$")
-    if options.get("rdmaDeviceAccess") not in (None, "", "hostPath", "devicePlugin"):
-        raise InputError("options.rdmaDeviceAccess", "must be one of hostPath, devicePlugin")
+    parse(CategoryOptions, {k: v for k, v in options.items() if k in CATEGORY_OPTIONS and v is not None}, "options")
     return {k: v for k, v in options.items() if v is not None}
 
 
