@@ -133,29 +133,30 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], schema: Schema) 
 
 
 def _identity(item: Any, key: str | None) -> Any:
-    return item.get(key) if key is not None else item
+    """What identifies a list item: its merge-key value (None for a non-object), or the scalar itself."""
+    if key is None:
+        return _hashable(item)
+    return _hashable(item.get(key)) if isinstance(item, dict) else None
 
 
 def _merge_list(original: list[Any], patch: list[Any], rule: ListRule) -> list[Any]:
     if any(isinstance(p, dict) and p.get(PATCH_DIRECTIVE) == "replace" for p in patch):
         return _clean(patch)
     merged = list(original)
-    index: dict[Any, int] = {}
+    server_pos: dict[Any, int] = {}
     for i, item in enumerate(original):
-        ident = _hashable(_identity(item, rule.key) if isinstance(item, dict) or rule.key is None else None)
-        index.setdefault(ident, i)
+        server_pos.setdefault(_identity(item, rule.key), i)
+    index = dict(server_pos)  # grows as new items are appended
     patch_ids: list[Any] = []
     deleted: set[Any] = set()
     for item in patch:
         if rule.key is not None:
             if not isinstance(item, dict) or rule.key not in item:
                 raise MergeError(f"map: {go_repr(item)} does not contain declared merge key: {rule.key}")
-            ident = _hashable(item[rule.key])
             if item.get(PATCH_DIRECTIVE) == "delete":
-                deleted.add(ident)
+                deleted.add(_identity(item, rule.key))
                 continue
-        else:
-            ident = _hashable(item)
+        ident = _identity(item, rule.key)
         if ident in deleted:
             continue
         patch_ids.append(ident)
@@ -167,8 +168,8 @@ def _merge_list(original: list[Any], patch: list[Any], rule: ListRule) -> list[A
             index[ident] = len(merged)
             merged.append(_clean(item))
     if deleted:
-        merged = [m for m in merged if _hashable(_identity(m, rule.key)) not in deleted]
-    return _normalize_order(merged, patch_ids, original, rule.key)
+        merged = [m for m in merged if _identity(m, rule.key) not in deleted]
+    return _normalize_order(merged, patch_ids, server_pos, rule.key)
 
 
 def _hashable(value: Any) -> Any:
@@ -179,16 +180,13 @@ def _hashable(value: Any) -> Any:
     return value
 
 
-def _normalize_order(merged: list[Any], patch_ids: list[Any], original: list[Any], key: str | None) -> list[Any]:
+def _normalize_order(merged: list[Any], patch_ids: list[Any], server_pos: dict[Any, int], key: str | None) -> list[Any]:
     """``strategicpatch.normalizeElementOrder``: patch items in patch order, server-only items in server order,
     interleaved so that an item already on the server is placed by its server position."""
-    server_pos: dict[Any, int] = {}
-    for i, item in enumerate(original):
-        server_pos.setdefault(_hashable(_identity(item, key) if isinstance(item, dict) or key is None else None), i)
     patch_pos = {ident: i for i, ident in reversed(list(enumerate(patch_ids)))}
     in_patch, server_only = [], []
     for item in merged:
-        ident = _hashable(_identity(item, key))
+        ident = _identity(item, key)
         (in_patch if ident in patch_pos else server_only).append((ident, item))
     in_patch.sort(key=lambda pair: patch_pos[pair[0]])
     out: list[Any] = []
