@@ -1,0 +1,322 @@
+"""The Certification controller's build (surroundings.md §3.2–§3.3): one Workflow per category.
+
+Pure functions over Kubernetes-JSON dicts: option resolution, Workflow names and metadata, the catalog
+build with overrides applied and pruned, the resolved transforms (gang scheduler, image, workload
+labels), and the aggregation of the category Workflows into the Certification status. Build problems
+raise InputError; the driver records them as Failed/BuildFailed.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from . import catalog, gang, naming
+from .errors import InputError, WorkflowFailure
+from .models import API_VERSION
+from .overrides import OverrideContext, apply_overrides, matches_when
+
+MANAGED_BY = "app.kubernetes.io/managed-by"
+LABEL_CERTIFICATION = "nvcre.nvidia.com/certification"
+LABEL_DOMAIN = "nvcre.nvidia.com/category-domain"
+LABEL_VARIANT = "nvcre.nvidia.com/category-variant"
+ANNOTATION_TEST_SCALE = "nvcre.nvidia.com/requested-test-scale"
+MNNVL_ARCHITECTURES = ("gb200", "gb300")
+KAI_SCHEDULER = "kai-scheduler"
+# KAI + MPI: the launcher waits for every worker's sshd itself (240 tries × 5 s, about 20 minutes).
+WAIT_FOR_WORKERS_SCRIPT = """set -e
+for host in $(awk '{print $1}' /etc/mpi/hostfile); do
+  tries=0
+  until (exec 3<>"/dev/tcp/$host/22") 2>/dev/null; do
+    tries=$((tries + 1))
+    if [ "$tries" -ge 240 ]; then echo "worker $host: sshd not reachable" >&2; exit 1; fi
+    sleep 5
+  done
+done
+"""
+_SPEC_ONLY = ("target", "categories", "gangScheduler")
+
+
+def check_categories(spec: dict) -> None:
+    """Every category is looked up before anything is built; the first unknown one fails the Certification."""
+    for category in spec.get("categories") or []:
+        if (category.get("domain"), category.get("variant")) not in catalog.registry():
+            raise WorkflowFailure("CategoryNotFound",
+                                  f"Unknown certification category: {category.get('domain')}/{category.get('variant')}")
+
+
+def resolve_options(spec: dict, category: dict) -> dict:
+    """ResolveOptions: a per-category value replaces the global one, except workloadMetadata labels,
+    which merge per key (per-category wins)."""
+    options = {k: copy.deepcopy(v) for k, v in spec.items() if k not in _SPEC_ONLY and v is not None}
+    local = category.get("options") or {}
+    options.update({k: copy.deepcopy(v) for k, v in local.items() if v is not None and k != "workloadMetadata"})
+    labels = {**((spec.get("workloadMetadata") or {}).get("labels") or {}),
+              **((local.get("workloadMetadata") or {}).get("labels") or {})}
+    if labels:
+        options["workloadMetadata"] = {"labels": labels}
+    return options
+
+
+def name_suffix(options: dict | None) -> str:
+    """The option tokens that tell two Workflows of the same category apart (only set options count)."""
+    if not options:
+        return ""
+    tokens = []
+    if options.get("nodesPerJob") is not None:
+        tokens.append(f"n{options['nodesPerJob']}")
+    if options.get("enableMNNVL") is not None:
+        tokens.append("mnnvl" if options["enableMNNVL"] else "nomnnvl")
+    if options.get("testScale"):
+        tokens.append(options["testScale"])
+    if options.get("enableCheckpoint"):
+        tokens.append("ckpt")
+    for key, prefix in (("maxSteps", "s"), ("exitDurationMins", "e"), ("gpusPerNode", "g")):
+        if options.get(key) is not None:
+            tokens.append(f"{prefix}{options[key]}")
+    return "".join(f"-{token}" for token in tokens)
+
+
+def workflow_name(certification: str, category: dict) -> str:
+    """`<certification>-<domain>-<variant>[-tokens]`, truncated with a hash to the Workflow limit."""
+    base = f"{certification}-{category['domain']}-{category['variant']}{name_suffix(category.get('options'))}"
+    return naming.truncate(base, naming.WORKFLOW_MAX)
+
+
+def resolved_gang_scheduler(spec: dict) -> dict | None:
+    """The gang-scheduling intent with code defaults filled (stored on Workflow.spec.gangScheduler)."""
+    resolved = gang.resolve(spec.get("gangScheduler"))
+    if resolved is None:
+        return None
+    scheduler, queue, key = resolved
+    return {"schedulerName": scheduler, "queue": queue, "queueLabelKey": key}
+
+
+def build_options(spec: dict, category: dict, *, platform: str, gpu_architecture: str, available_nodes: int,
+                  detected: dict | None = None) -> dict:
+    """The BuildConfig of one category: resolved options, GPU defaults, MNNVL default, node count.
+
+    `detected` carries what discovery found (nicResourceName, gkeTcpxoNetworks, tcpxoPluginVersion);
+    a user-set nicResourceName wins over the detected one.
+    """
+    entry = catalog.lookup(category["domain"], category["variant"])
+    options = resolve_options(spec, category)
+    gpus, mlnx = catalog.gpu_defaults(gpu_architecture, platform)
+    options.setdefault("gpusPerNode", gpus)
+    options.setdefault("mlnxPerNode", mlnx)
+    options.setdefault("enableMNNVL", gpu_architecture in MNNVL_ARCHITECTURES)
+    for key, value in (detected or {}).items():
+        if value:
+            options.setdefault(key, value)
+    if not entry.per_node and options.get("testScale") != "intra-node":
+        limit = min(options.get("nodesPerJob") or available_nodes, available_nodes)
+        nodes = entry.max_valid_nodes(limit, options["gpusPerNode"], gpu_architecture)
+        if not nodes:
+            tp, pp, _ = entry.parallel(gpu_architecture)
+            raise InputError("", f"{entry.key}: no valid node count <= {limit} satisfies model constraints "
+                                 f"(minGPUs={entry.min_gpus}, TP×PP={tp * pp}, "
+                                 f"{options['gpusPerNode']} GPUs/node)")
+        options["nodesPerJob"] = nodes
+    options.update(gpuArchitecture=gpu_architecture, platform=platform)
+    if spec.get("target"):
+        options["target"] = copy.deepcopy(spec["target"])
+    return options
+
+
+def resolve_overrides(spec: dict, platform: str, gpu_architecture: str, nodes: list | None = None) -> dict:
+    """Apply the overrides that match now, then prune them and those whose platform/architecture clauses
+    can never match here; the Workflow keeps only what it must still resolve itself."""
+    ctx = OverrideContext.for_spec(spec, platform=platform, gpu_architecture=gpu_architecture, nodes=nodes)
+    result = apply_overrides(spec, ctx)
+    applied = {a.index for a in result.applied}
+    kept = []
+    for index, override in enumerate(spec.get("overrides") or []):
+        when = override.get("when") or {}
+        fixed = {k: when[k] for k in ("platform", "gpuArchitecture") if k in when}
+        if index not in applied and matches_when(fixed, ctx, f"spec.overrides[{index}].when"):
+            kept.append(override)
+    out = result.spec
+    if kept:
+        out["overrides"] = kept
+    else:
+        out.pop("overrides", None)
+    return out
+
+
+def apply_gang_scheduler(spec: dict, gang_scheduler: dict | None) -> None:
+    """Write side of the gang contract: schedulerName on every TrainingRuntime pod, the queue label on
+    job and pod templates; KAI + MPI also drops the launcher gate for a wait-for-workers init container."""
+    if not gang_scheduler:
+        return
+    scheduler, queue, key = (gang_scheduler[k] for k in ("schedulerName", "queue", "queueLabelKey"))
+    for dep in spec.get("dependencies") or []:
+        if dep.get("kind") != "TrainingRuntime" or gang.api_group(dep.get("apiVersion", "")) != gang.TRAINER_GROUP:
+            continue
+        runtime_spec = dep.setdefault("spec", {})
+        template_spec = runtime_spec.setdefault("template", {}).setdefault("spec", {})
+        kai_mpi = scheduler == KAI_SCHEDULER and "mpi" in (runtime_spec.get("mlPolicy") or {})
+        if kai_mpi:
+            # KAI needs every sub-group to have pods before it binds any, so nothing may wait on Ready.
+            template_spec.pop("startupPolicy", None)
+        for rj in template_spec.get("replicatedJobs") or []:
+            job_template = rj.setdefault("template", {})
+            job_template.setdefault("metadata", {}).setdefault("labels", {})[key] = queue
+            pod_template = job_template.setdefault("spec", {}).setdefault("template", {})
+            pod_template.setdefault("metadata", {}).setdefault("labels", {})[key] = queue
+            pod_spec = pod_template.setdefault("spec", {})
+            pod_spec["schedulerName"] = scheduler
+            if kai_mpi and rj.get("name") == "launcher":
+                rj.pop("dependsOn", None)
+                image = ((pod_spec.get("containers") or [{}])[0]).get("image", "")
+                pod_spec["initContainers"] = [c for c in pod_spec.get("initContainers") or []
+                                              if c.get("name") != "wait-for-workers"] + [
+                    {"name": "wait-for-workers", "image": image, "command": ["bash", "-c"],
+                     "args": [WAIT_FOR_WORKERS_SCRIPT]}]
+
+
+def apply_image(spec: dict, image: str | None) -> None:
+    """The `image` option: the trainer, containers[0] of every runtime replicatedJob, and init containers
+    that ran the same image as that container (fix-ssh-permissions, megatron-clone); others keep theirs."""
+    if not image:
+        return
+    trainer = (((spec.get("jobTemplate") or {}).get("spec") or {}).get("workload") or {}).get("trainJob", {})
+    if "trainer" in trainer:
+        trainer["trainer"]["image"] = image
+    for dep in spec.get("dependencies") or []:
+        if dep.get("kind") != "TrainingRuntime":
+            continue
+        for rj in ((dep.get("spec") or {}).get("template") or {}).get("spec", {}).get("replicatedJobs") or []:
+            pod_spec = (((rj.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec") or {}
+            containers = pod_spec.get("containers") or []
+            if not containers:
+                continue
+            original = containers[0].get("image")
+            containers[0]["image"] = image
+            for init in pod_spec.get("initContainers") or []:
+                if init.get("image") == original:
+                    init["image"] = image
+
+
+def apply_workload_labels(spec: dict, labels: dict | None, gang_scheduler: dict | None) -> None:
+    """Workload labels: the catalog's, then the user's (global then per-category, already merged), then
+    the gang queue label (inserted if missing, accepted if equal, an error if different); at most 32."""
+    job_spec = spec.setdefault("jobTemplate", {}).setdefault("spec", {})
+    merged = {**((job_spec.get("workloadMetadata") or {}).get("labels") or {}), **(labels or {})}
+    if gang_scheduler:
+        key, queue = gang_scheduler["queueLabelKey"], gang_scheduler["queue"]
+        if key in merged and merged[key] != queue:
+            raise InputError(f'{gang.LABELS_PATH}["{key}"]',
+                             f'conflicting label value "{merged[key]}", expected "{queue}"')
+        merged[key] = queue
+    if not merged:
+        return
+    if error := gang.labels_error(merged):
+        path, _, rule = error.partition(": ")
+        raise InputError(path, rule)
+    job_spec["workloadMetadata"] = {"labels": merged}
+
+
+def build_workflow(certification: dict, category: dict, *, platform: str, gpu_architecture: str,
+                   available_nodes: int, nodes: list | None = None, detected: dict | None = None) -> dict:
+    """The Workflow the Certification controller creates for one category (createWorkflowForCategory
+    steps 3–6): built, overrides applied and pruned, then the resolved transforms (ADR-079)."""
+    meta = certification.get("metadata") or {}
+    cert_spec = certification.get("spec") or {}
+    options = build_options(cert_spec, category, platform=platform, gpu_architecture=gpu_architecture,
+                            available_nodes=available_nodes, detected=detected)
+    spec = catalog.build_spec(category["domain"], category["variant"], options)
+    spec = resolve_overrides(spec, platform, gpu_architecture, nodes)
+    gang_scheduler = resolved_gang_scheduler(cert_spec)
+    apply_gang_scheduler(spec, gang_scheduler)
+    apply_image(spec, options.get("image"))
+    apply_workload_labels(spec, (options.get("workloadMetadata") or {}).get("labels"), gang_scheduler)
+    if gang_scheduler:
+        spec["gangScheduler"] = gang_scheduler
+    metadata: dict[str, Any] = {"name": workflow_name(meta["name"], category)}
+    if meta.get("namespace"):
+        metadata["namespace"] = meta["namespace"]
+    metadata.update({
+        "labels": {MANAGED_BY: "nvcre", LABEL_CERTIFICATION: meta["name"],
+                   LABEL_DOMAIN: category["domain"], LABEL_VARIANT: category["variant"]},
+        # What the user asked for (full-scale when unset); intra-node also forced nodesPerJob to 1.
+        "annotations": {ANNOTATION_TEST_SCALE: options.get("testScale") or "full-scale"},
+        "ownerReferences": [owner_reference(certification)],
+    })
+    return {"apiVersion": API_VERSION, "kind": "Workflow", "metadata": metadata, "spec": spec}
+
+
+def owner_reference(certification: dict) -> dict:
+    """The Certification as controller owner, so the garbage collector removes its Workflows."""
+    meta = certification.get("metadata") or {}
+    return {"apiVersion": API_VERSION, "kind": "Certification", "name": meta["name"], "uid": meta.get("uid", ""),
+            "controller": True, "blockOwnerDeletion": True}
+
+
+# ------------------------------------------------------------------ status aggregation
+
+
+def _condition(workflow: dict | None, kind: str) -> dict | None:
+    for cond in ((workflow or {}).get("status") or {}).get("conditions") or []:
+        if cond.get("type") == kind and cond.get("status") == "True":
+            return cond
+    return None
+
+
+def workflow_phase(workflow: dict | None) -> str:
+    """Pending (not created yet), InProgress, Succeeded or Failed, from the Workflow's conditions."""
+    if workflow is None:
+        return "Pending"
+    if _condition(workflow, "Failed"):
+        return "Failed"
+    if _condition(workflow, "Succeeded"):
+        return "Succeeded"
+    return "InProgress"
+
+
+def category_status(category: dict, workflow: dict | None) -> dict:
+    status = {"domain": category["domain"], "variant": category["variant"], "status": workflow_phase(workflow)}
+    if workflow is not None:
+        meta = workflow.get("metadata") or {}
+        status["workflowRef"] = {k: meta[k] for k in ("name", "namespace") if meta.get(k)}
+        for ref in ("succeededNodesRef", "failedNodesRef"):
+            if (workflow.get("status") or {}).get(ref):
+                status[ref] = copy.deepcopy(workflow["status"][ref])
+    return status
+
+
+def certification_progress(certification: dict, workflows: list[dict | None]) -> dict:
+    """Where a Certification stands, given its categories' Workflows in category order (None = not created).
+
+    Categories run one after another and a failure does not stop the rest. Returns `next` (index of the
+    category whose Workflow to create now, or None), `categoryStatuses`, and `condition`
+    (`{type, reason, message}` of the one True condition among InProgress/Succeeded/Failed), plus
+    `validationFailed` when some Workflow reports failed thresholds.
+    """
+    categories = (certification.get("spec") or {}).get("categories") or []
+    statuses = [category_status(c, w) for c, w in zip(categories, workflows)]
+    total = len(categories)
+    result: dict[str, Any] = {"next": None, "categoryStatuses": statuses,
+                              "validationFailed": any(_condition(w, "ValidationFailed") for w in workflows)}
+    for index, status in enumerate(statuses):
+        key = f"{status['domain']}/{status['variant']}"
+        if status["status"] == "InProgress":
+            result["condition"] = {"type": "InProgress", "reason": "WorkflowRunning",
+                                   "message": f"Created Workflow for category {key} ({index + 1} of {total})"}
+            return result
+        if status["status"] == "Pending":
+            result["next"] = index
+            previous = statuses[index - 1] if index else None
+            if previous and previous["status"] == "Failed":
+                message = (f"Workflow for category {previous['domain']}/{previous['variant']} failed, "
+                           "advancing to next category")
+                result["condition"] = {"type": "InProgress", "reason": "WorkflowFailed", "message": message}
+            else:
+                result["condition"] = {"type": "InProgress", "reason": "WorkflowCreated",
+                                       "message": f"Created Workflow for category {key} ({index + 1} of {total})"}
+            return result
+    if any(s["status"] == "Failed" for s in statuses):
+        result["condition"] = {"type": "Failed", "reason": "WorkflowFailed",
+                               "message": "One or more certification categories failed"}
+    else:
+        result["condition"] = {"type": "Succeeded", "reason": "AllWorkflowsSucceeded",
+                               "message": "All certification categories completed successfully"}
+    return result
