@@ -1,0 +1,18 @@
+"""catalog_info: list the catalog's categories, or build one category's WorkflowSpec, on the controller."""
+from __future__ import annotations
+
+from typing import Any
+
+from ansible_collections.cre.certification.plugins.module_utils.engine import catalog
+from ansible_collections.cre.certification.plugins.modules.catalog_info import SPEC
+from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction
+
+
+class ActionModule(EngineAction):
+    SPEC = SPEC
+    _supports_check_mode = True  # reads only the collection's own files
+
+    def execute(self, args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
+        if args["domain"] is None:
+            return {"changed": False, "categories": catalog.list_categories()}
+        return {"changed": False, "spec": catalog.build_spec(args["domain"], args["variant"], args["options"])}

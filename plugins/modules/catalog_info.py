@@ -1,0 +1,126 @@
+#!/usr/bin/python
+"""Documentation stub: catalog_info runs on the controller as an action plugin."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: catalog_info
+short_description: List the certification categories, or build one category's Workflow spec
+version_added: 0.1.0
+description:
+  - Without O(domain) and O(variant), lists the catalog's certification categories sorted by domain, then
+    variant, like C(nvcrectl certification list-categories).
+  - With O(domain) and O(variant), builds that category's WorkflowSpec for the given O(options) exactly as the
+    catalog build does (defaults, GPU defaults per architecture and platform, minimum GPUs and TP×PP checks),
+    with its platform and architecture overrides still in C(overrides).
+  - Runs on the controller and reads only the collection's own catalog files; no cluster is contacted.
+  - This is the catalog build only. The Certification build adds what it detects on the cluster, turns MNNVL
+    on for gb200/gb300, resolves and prunes the overrides, and applies C(image), C(gangScheduler) and
+    C(workloadMetadata).
+author:
+  - cre.certification developers
+options:
+  domain:
+    description:
+      - Domain of the category to build, for example V(communication), V(diagnostics) or V(training).
+    type: str
+  variant:
+    description:
+      - Variant of the category to build, for example V(nccl-all-reduce) or V(nemotron5-8b).
+    type: str
+  options:
+    description:
+      - Build options, with the field names of a Certification's C(options) (C(nodesPerJob), C(gpusPerNode),
+        C(mlnxPerNode), C(testScale), C(maxBytes), C(enableMNNVL), C(enableCheckpoint), C(thresholds),
+        C(timeoutPerJob), C(rdmaDeviceAccess), ...), plus the inputs the Certification controller would detect.
+      - C(gpuArchitecture) is required to build (V(h100), V(gb200), V(NVIDIA-GB300), ...).
+      - C(platform) selects the platform GPU defaults (for example V(oci) with V(gb200) requests no NIC).
+      - C(target), C(gkeTcpxoNetworks) and C(tcpxoPluginVersion) are accepted as well.
+      - Without C(nodesPerJob), a multi-node category is built for the smallest valid node count.
+    type: dict
+    default: {}
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  action_group:
+    support: full
+    membership:
+      - cre.certification.certification
+notes:
+  - An unknown category fails with C(Unknown certification category: <domain>/<variant>).
+"""
+
+EXAMPLES = r"""
+- name: List the categories
+  cre.certification.catalog_info:
+  register: catalog
+
+- name: Build the all-reduce WorkflowSpec for GB200 nodes on AWS
+  cre.certification.catalog_info:
+    domain: communication
+    variant: nccl-all-reduce
+    options:
+      gpuArchitecture: gb200
+      platform: aws
+      nodesPerJob: 4
+      enableMNNVL: true
+  register: allreduce
+"""
+
+RETURN = r"""
+categories:
+  description: Every category, sorted by domain, then variant (only without O(domain)/O(variant)).
+  returned: when no category is given
+  type: list
+  elements: dict
+  contains:
+    domain:
+      description: Category domain.
+      type: str
+    variant:
+      description: Category variant.
+      type: str
+    description:
+      description: What the category runs.
+      type: str
+    minGPUs:
+      description: Fewest GPUs one Job needs (0 = no minimum).
+      type: int
+    perNode:
+      description: Whether the category runs one single-node Job per node.
+      type: bool
+    timeoutPerJob:
+      description: Default timeout of one Job.
+      type: str
+    iterations:
+      description: Iterations the category runs by default.
+      type: int
+  sample: [{domain: communication, variant: nccl-all-reduce, description: NCCL all-reduce bus bandwidth across nodes,
+            minGPUs: 0, perNode: false, timeoutPerJob: 1h, iterations: 1}]
+spec:
+  description: The built WorkflowSpec (camelCase, as the API server stores it), overrides included.
+  returned: when O(domain) and O(variant) are given
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+SPEC = {
+    "argument_spec": {
+        "domain": {"type": "str"},
+        "variant": {"type": "str"},
+        "options": {"type": "dict", "default": {}},
+    },
+    "required_together": [["domain", "variant"]],
+}
+
+
+def main() -> None:
+    module = AnsibleModule(supports_check_mode=True, **SPEC)
+    module.fail_json(msg="cre.certification.catalog_info runs on the controller as an action plugin")
+
+
+if __name__ == "__main__":
+    main()
