@@ -54,14 +54,15 @@ def load_nodes(path: str) -> Any:
 
 def render_face(args: dict[str, Any]) -> dict[str, Any]:
     """The task result for validated arguments (paths already resolved). Engine errors propagate to the caller."""
-    workflow = load_workflow(args["src"]) if args["src"] is not None else args["definition"]
+    workflow, workflow_source = ((load_workflow(args["src"]), "src") if args["src"] is not None
+                                 else (args["definition"], "definition"))
     if args["platform"] is not None:
         nodes, source = mocknodes.mock_nodes(args["platform"], args["gpu_architecture"], args["node_count"]), "platform"
     elif args["nodes_file"] is not None:
         nodes, source = load_nodes(args["nodes_file"]), "nodes_file"
     else:
         nodes, source = args["nodes"], "nodes"
-    rendered = render(workflow, nodes, source)
+    rendered = render(workflow, nodes, source, workflow_source)
     result: dict[str, Any] = {"changed": False, "workflow": rendered.workflow, "plan": rendered.plan}
     if rendered.failure is not None:
         result.update(failed=True, reason=rendered.failure.reason, msg=rendered.failure.message)

@@ -78,13 +78,16 @@ def _without_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def render(workflow: Any, nodes: Any, nodes_source: str = "nodes") -> Rendered:
-    """Render `workflow` (a Workflow dict) over `nodes` (Node dicts). Bad input raises InputError."""
+def render(workflow: Any, nodes: Any, nodes_source: str = "nodes", workflow_source: str = "definition") -> Rendered:
+    """Render `workflow` (a Workflow dict) over `nodes` (Node dicts). Bad input raises InputError;
+    `*_source` name the inputs in its message when the error is not inside the objects."""
     with _without_cyclic_gc():
-        return _render_checked(workflow, nodes, nodes_source)
+        return _render_checked(workflow, nodes, nodes_source, workflow_source)
 
 
-def _render_checked(workflow: Any, nodes: Any, nodes_source: str) -> Rendered:
+def _render_checked(workflow: Any, nodes: Any, nodes_source: str, workflow_source: str) -> Rendered:
+    if not isinstance(workflow, dict):
+        raise InputError(workflow_source, f"must be a Workflow object, got {type(workflow).__name__}")
     resolved = dump(parse_workflow(workflow))
     validate_overrides(resolved["spec"])
     validate_nodes(nodes, nodes_source)
