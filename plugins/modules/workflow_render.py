@@ -68,8 +68,8 @@ attributes:
   diff_mode:
     support: none
 notes:
-  - The plan's C(jobs) are the first iteration's Jobs, one per group, whatever O(definition.spec.orchestration.execution.maxConcurrent)
-    says about how many run at once.
+  - The plan's C(jobs) are the first iteration's Jobs, one per group, whatever
+    C(spec.orchestration.execution.maxConcurrent) says about how many run at once.
   - Without C(metadata.uid) (a Workflow not read from a cluster) owner references and the
     C(nvcre.nvidia.com/workflow-uid) annotation are left out of the manifests.
 """
