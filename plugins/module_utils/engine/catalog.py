@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from .catalog_template import Renderer, TemplateError
+from .catalog_template import Renderer, TemplateError, parsed_yaml
 from .errors import InputError
 from .models import CategoryOptions
 from .models.parse import parse
@@ -104,16 +104,13 @@ def normalize_gpu_architecture(value: str) -> str:
     return text.split("-", 1)[0].lower()
 
 
+@lru_cache(maxsize=None)
 def read_lib(rel: str) -> str:
+    """A `_lib` file's text, read once per process; paths may not leave `_lib`."""
     path = (LIB / rel).resolve()
     if LIB.resolve() not in path.parents or not path.is_file():
         raise TemplateError(f"_lib fragment {rel!r} does not exist")
-    return _read_text(str(path))
-
-
-@lru_cache(maxsize=None)
-def _read_text(path: str) -> str:
-    return Path(path).read_text(encoding="utf-8")
+    return path.read_text(encoding="utf-8")
 
 
 @lru_cache(maxsize=1)
@@ -174,7 +171,7 @@ def list_categories() -> list[dict]:
 
 def _tcpxo_profile(version: str) -> dict:
     """Images for the GCP H100 TCPXO plugin version: the newest mapped version <= it, else the minimum."""
-    table = yaml.safe_load(read_lib("gcp-tcpxo-profiles.yaml"))
+    table = parsed_yaml(read_lib("gcp-tcpxo-profiles.yaml"))
     profiles = sorted(table["profiles"], key=lambda p: _version(p["plugin"]))
     wanted = _version(version) if version else None
     chosen = profiles[0]

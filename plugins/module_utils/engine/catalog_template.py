@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -41,6 +42,13 @@ ABSENT = _Absent()
 
 # Reads a `_lib` file by relative path; raises TemplateError when it does not exist.
 LibReader = Callable[[str], str]
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@lru_cache(maxsize=None)
+def parsed_yaml(text: str) -> Any:
+    """Fragments are parsed once per process; rendering never mutates the parsed tree."""
+    return yaml.load(text, Loader=_LOADER)
 
 
 class Renderer:
@@ -114,7 +122,7 @@ class Renderer:
         kind = _directive(node)
         if kind == "$lib":
             scope = Renderer({**self.vars, **self.render(node.get("$with", {}))}, self.read_lib)
-            return scope.render(yaml.safe_load(self.read_lib(self.text(node["$lib"]))))
+            return scope.render(parsed_yaml(self.read_lib(self.text(node["$lib"]))))
         if kind in ("$items", "$value"):
             return self.render(node[kind])
         if kind == "$mpiArgs":
