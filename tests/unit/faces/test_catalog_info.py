@@ -1,0 +1,74 @@
+"""catalog_info through real `ansible localhost -m cre.certification.catalog_info` runs from the repo root."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from ansible_collections.cre.certification.plugins.modules import catalog_info as stub
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def ansible(args: dict, *flags: str) -> tuple[int, dict]:
+    """Run the module as a user would; return the exit code and the task result (json callback)."""
+    env = {**os.environ, "ANSIBLE_LOAD_CALLBACK_PLUGINS": "1", "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
+           "ANSIBLE_LOCALHOST_WARNING": "0", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0"}
+    module_args = ["-a", json.dumps(args)] if args else []  # ansible reads "-a {}" as raw params
+    proc = subprocess.run([str(ROOT / ".venv" / "bin" / "ansible"), "localhost", *flags, "-m",
+                           "cre.certification.catalog_info", *module_args],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+    return proc.returncode, json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
+
+
+def test_documentation_matches_argument_spec():
+    options = yaml.safe_load(stub.DOCUMENTATION)["options"]
+    spec = stub.SPEC["argument_spec"]
+    assert set(options) == set(spec)
+    for name, option in options.items():
+        assert {k: option[k] for k in ("type", "default") if k in option} == spec[name], name
+    for section in (stub.EXAMPLES, stub.RETURN):
+        assert yaml.safe_load(section)
+
+
+def test_lists_categories_in_check_mode():
+    rc, result = ansible({}, "--check")
+    assert rc == 0, result
+    assert result["changed"] is False
+    keys = [(c["domain"], c["variant"]) for c in result["categories"]]
+    assert keys == sorted(keys) and len(keys) == 11
+    assert ("diagnostics", "dcgm-level4") in keys and ("training", "nemotron5-56b") in keys
+
+
+def test_builds_one_category():
+    rc, result = ansible({"domain": "communication", "variant": "nccl-all-reduce",
+                          "options": {"gpuArchitecture": "NVIDIA-GB200", "nodesPerJob": 2, "enableMNNVL": True}})
+    assert rc == 0, result
+    trainer = result["spec"]["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]
+    assert trainer["numNodes"] == 2 and trainer["numProcPerNode"] == 4
+    assert "NCCL_MNNVL_ENABLE=1" in trainer["args"]
+    assert result["spec"]["dependencies"][0]["metadata"]["name"] == "nccl-all-reduce-runtime"
+
+
+def test_unknown_category_fails_with_the_exact_message():
+    rc, result = ansible({"domain": "communication", "variant": "nccl-bogus"})
+    assert rc != 0
+    assert result["msg"] == "Unknown certification category: communication/nccl-bogus"
+    assert "Traceback" not in result.get("exception", "")
+
+
+def test_build_rule_violation_is_a_clean_failure():
+    rc, result = ansible({"domain": "training", "variant": "nemotron5-56b",
+                          "options": {"gpuArchitecture": "h100", "nodesPerJob": 3}})
+    assert rc != 0
+    assert result["msg"] == ("training/nemotron5-56b: requires at least 32 GPUs (4 nodes × 8 GPUs/node), "
+                             "got 24 GPUs (3 nodes); set nodesPerJob to 4 or higher")
+
+
+def test_domain_without_variant_is_rejected():
+    rc, result = ansible({"domain": "training"})
+    assert rc != 0
+    assert "parameters are required together: domain, variant" in result["msg"]
