@@ -35,7 +35,8 @@ DEFAULTS: dict[str, Any] = {
 DEFAULT_SOURCE_REPO = "https://github.com/NVIDIA/Megatron-LM.git"
 DEFAULT_GKE_TCPXO_NETWORKS = [f"gpu-nic{i}" for i in range(8)]
 # Template variable -> (resources section, resource, default); each falls back on its own.
-TRAINING_RESOURCES = {"trainingCpuLimit": ("limits", "cpu", "128"), "trainingMemoryLimit": ("limits", "memory", "800Gi"),
+TRAINING_RESOURCES = {"trainingCpuLimit": ("limits", "cpu", "128"),
+                      "trainingMemoryLimit": ("limits", "memory", "800Gi"),
                       "trainingCpuRequest": ("requests", "cpu", "64"),
                       "trainingMemoryRequest": ("requests", "memory", "500Gi")}
 
