@@ -29,8 +29,7 @@ def sim_cli(*args: str) -> subprocess.CompletedProcess[str]:
 def run_trainjob(api: client.ApiClient, namespace: str, name: str, nodes: list[str]) -> str:
     """Create the runtime and a pinned TrainJob; wait for it to finish; return its final condition type."""
     smoke.ensure_runtime(api, namespace)
-    client.CustomObjectsApi(api).create_namespaced_custom_object(*smoke.TRAINER, namespace, "trainjobs",
-                                                                smoke.trainjob(name, nodes))
+    smoke.create_trainjob(api, namespace, name, nodes)
     return smoke.wait_finished(api, namespace, [name], timeout=120)[name]
 
 
@@ -101,11 +100,8 @@ def test_unknown_gpu_product_stays_pending(sim: Sim, namespace: str) -> None:
 
 
 def test_cluster_survives_apiserver_restart(sim: Sim, namespace: str) -> None:
-    pid_file = cluster_dir(sim.name) / "pids" / "kube-apiserver.pid"
-    processes.stop(int(pid_file.read_text()))
-    bin_dir, _ = cluster.binaries()
-    time.sleep(15)  # longer than the leader-election renew deadline that used to kill KCM and scheduler
-    cluster._kwokctl(bin_dir, "start", "cluster", "--name", sim.name)
+    # Down longer than the leader-election renew deadline that would make KCM and scheduler exit.
+    cluster.restart_apiserver(sim.name, down_seconds=15)
     others = [p for p in (cluster_dir(sim.name) / "pids").glob("*.pid") if p.stem != "kube-apiserver"]
     assert all(processes.alive(int(p.read_text())) for p in others)
     assert all(processes.alive(pid) for pid in ClusterState.load(sim.name).pids.values())
@@ -155,5 +151,6 @@ def test_down_leaves_no_process_and_frees_ports() -> None:
     assert not any(processes.alive(p) for p in pids)
     for port in ports:
         with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is not "in use"
             s.bind(("127.0.0.1", port))  # raises if anything still listens there
     assert not cluster_dir(name).exists()

@@ -251,5 +251,23 @@ def _apply_fault_stage(apic: client.ApiClient, kind: str, nodes: list[str]) -> N
         custom.create_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages", body)
 
 
+def restart_apiserver(name: str, down_seconds: float) -> None:
+    """Kill the apiserver, keep it down for `down_seconds`, start it again and wait until it is ready."""
+    st = ClusterState.load(name)
+    processes.stop(int((cluster_dir(name) / "pids" / "kube-apiserver.pid").read_text()))
+    time.sleep(down_seconds)
+    bin_dir, _ = binaries()
+    _kwokctl(bin_dir, "start", "cluster", "--name", name, "--wait", "2m")
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            _kubectl(bin_dir, st.kubeconfig, "get", "--raw", "/readyz")
+            return
+        except subprocess.CalledProcessError as exc:
+            if time.monotonic() > deadline:
+                raise SimError(f"apiserver of {name!r} not ready after restart: {exc.stdout.strip()}") from None
+            time.sleep(0.2)
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -26,7 +26,7 @@ def trainjob(name: str, nodes: list[str]) -> dict:
         "spec": {
             "runtimeRef": {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime", "name": "nccl-runtime"},
             "trainer": {"numNodes": len(nodes)},
-            "runtimePatches": [{"manager": "cre.sim", "trainingRuntimeSpec": {"template": {"spec": {
+            "runtimePatches": [{"manager": "sim.cre.io/smoke", "trainingRuntimeSpec": {"template": {"spec": {
                 "replicatedJobs": [{"name": "node", "template": {"spec": {"template": {"spec": {
                     "affinity": affinity}}}}}]}}}}],
         },
@@ -39,6 +39,21 @@ def ensure_runtime(api: client.ApiClient, namespace: str) -> None:
     except client.ApiException as exc:
         if exc.status != 409:
             raise
+
+
+def create_trainjob(api: client.ApiClient, namespace: str, name: str, nodes: list[str], timeout: float = 30) -> None:
+    """Create a pinned TrainJob. Trainer's webhook checks the runtime against its informer cache, which lags a
+    just-created runtime (more so after an apiserver restart): retry that one refusal."""
+    custom = client.CustomObjectsApi(api)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            custom.create_namespaced_custom_object(*TRAINER, namespace, "trainjobs", trainjob(name, nodes))
+            return
+        except client.ApiException as exc:
+            if "must be created before the TrainJob" not in str(exc.body) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 def wait_finished(api: client.ApiClient, namespace: str, names: list[str], timeout: float = 180) -> dict[str, str]:
@@ -70,10 +85,9 @@ def run(api: client.ApiClient, namespace: str = "default") -> dict[str, str]:
     nodes = sorted(n.metadata.name for n in client.CoreV1Api(api).list_node().items if not n.spec.unschedulable)
     pairs = [nodes[i:i + 2] for i in range(0, len(nodes) - 1, 2)]
     ensure_runtime(api, namespace)
-    custom = client.CustomObjectsApi(api)
     names = [f"smoke-{i}" for i in range(len(pairs))]
     for name, pair in zip(names, pairs):
-        custom.create_namespaced_custom_object(*TRAINER, namespace, "trainjobs", trainjob(name, pair))
+        create_trainjob(api, namespace, name, pair)
     wait_finished(api, namespace, names)
     verdict: dict[str, str] = {}
     for name in names:

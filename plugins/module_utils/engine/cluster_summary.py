@@ -29,7 +29,7 @@ def summarize(nodes: list[dict[str, Any]], target: dict[str, Any] | None = None,
               topology_key: str = "") -> dict[str, Any]:
     """The cluster's GPU summary (snake_case keys of nvcrectl's JSON). Raises on a non-uniform GPU product."""
     gpu_nodes = detect.discover_nodes(nodes, target).nodes
-    products = Counter(detect._labels(n).get(detect.GPU_PRODUCT, "") for n in gpu_nodes)
+    products = Counter(detect.node_labels(n).get(detect.GPU_PRODUCT, "") for n in gpu_nodes)
     if len(products) > 1:
         raise WorkflowFailure("HeterogeneousGPU", f"heterogeneous GPUs: {detect.go_count_map(products)}")
     product = next(iter(products))
@@ -37,7 +37,7 @@ def summarize(nodes: list[dict[str, Any]], target: dict[str, Any] | None = None,
     arch = detect.parse_product(product) or detect.UNKNOWN_ARCH
     key = topology_key or TOPOLOGY_KEYS.get(platform, "")
     rows = [{"name": detect.node_name(n), "gpus": _gpus(n), "ready": _ready(n),
-             "rack": detect._labels(n).get(key, "") if key else ""} for n in gpu_nodes]
+             "rack": detect.node_labels(n).get(key, "") if key else ""} for n in gpu_nodes]
     counts = Counter(r["gpus"] for r in rows)
     catalog_gpus = catalog.gpu_defaults(arch, platform)[0]
     racks: dict[str, list[str]] = {}
