@@ -1,0 +1,88 @@
+"""What a reconcile step asks the driver to do. The engine decides; the driver only executes, in order.
+
+Every write carries what the driver needs to stay safe: the resourceVersion for status updates (a 409 means
+re-read and reconcile again), the UID precondition for deletes, and the ownership policy for creates.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Ref:
+    """Identifies one object; `namespace` is "" for cluster-scoped kinds."""
+
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+
+    @staticmethod
+    def of(obj: Obj) -> "Ref":
+        meta = obj.get("metadata") or {}
+        return Ref(obj["apiVersion"], obj["kind"], meta.get("namespace") or "", meta["name"])
+
+
+@dataclass(frozen=True)
+class Create:
+    """Create `obj`. On AlreadyExists the driver reads the live object and asks `engine.ownership.on_exists`
+    whether to adopt it, retry later, or fail the owner with a collision reason."""
+
+    obj: Obj
+    owner_uid: str = ""  # the UID that proves an existing object is ours (controller owner or uid annotation)
+
+
+@dataclass(frozen=True)
+class Replace:
+    """Update a whole object (spec/data) with optimistic concurrency: `obj.metadata.resourceVersion` is set."""
+
+    obj: Obj
+
+
+@dataclass(frozen=True)
+class UpdateStatus:
+    """PUT the status subresource; `obj.metadata.resourceVersion` is set. A 409 means re-read and reconcile again."""
+
+    obj: Obj
+
+
+@dataclass(frozen=True)
+class Patch:
+    """A JSON merge patch."""
+
+    ref: Ref
+    patch: Obj
+
+
+@dataclass(frozen=True)
+class Delete:
+    """Delete with a UID precondition (never someone else's object of the same name); NotFound is success."""
+
+    ref: Ref
+    uid: str = ""
+    propagation: str = "Background"
+
+
+@dataclass(frozen=True)
+class Event:
+    """A core/v1 Event on `involved` (`type` Normal or Warning)."""
+
+    involved: Obj
+    type: str
+    reason: str
+    message: str
+
+
+Action = Union[Create, Replace, UpdateStatus, Patch, Delete, Event]
+
+
+@dataclass
+class Step:
+    """The outcome of one reconcile: actions to run in order, when to look again, and whether it is over."""
+
+    actions: list[Action] = field(default_factory=list)
+    requeue_after: float | None = None  # seconds; None = when something changes
+    terminal: bool = False
