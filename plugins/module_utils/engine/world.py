@@ -1,0 +1,31 @@
+"""What the driver observed, handed to the pure reconcile functions (see docs/dev/driver.md)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from .actions import Ref
+
+Obj = dict[str, Any]
+
+
+@dataclass
+class WorkflowWorld:
+    workflow: Obj
+    jobs: dict[str, Obj] = field(default_factory=dict)
+    nodes: list[Obj] = field(default_factory=list)
+    pods: dict[str, list[Obj]] = field(default_factory=dict)
+    configmaps: dict[str, Obj] = field(default_factory=dict)
+    dependencies: dict[Ref, Obj] = field(default_factory=dict)
+    now: datetime | None = None
+
+
+@dataclass
+class JobWorld:
+    job: Obj
+    workload: Obj | None = None
+    pods: list[Obj] = field(default_factory=list)
+    nodes: dict[str, Obj] = field(default_factory=dict)
+    logs: dict[str, str] = field(default_factory=dict)
+    now: datetime | None = None
