@@ -104,34 +104,53 @@ def _render_checked(workflow: Any, nodes: Any, nodes_source: str, workflow_sourc
     return out
 
 
-def _render(wf: dict[str, Any], nodes: list[dict[str, Any]], out: Rendered) -> None:
-    spec = wf["spec"]
-    persisted = (wf.get("status") or {}).get("orchestration") or {}
+@dataclass
+class Partition:
+    """What discoverAndPartition decides (§4): the authoritative spec, the detection after the capacity
+    filter, nodesPerJob and the Pending group statuses."""
+
+    spec: dict[str, Any]
+    detection: detect.Detection
+    nodes_per_job: int
+    groups: list[dict[str, Any]]
+
+
+def early_spec(spec: dict[str, Any], persisted: dict[str, Any]) -> dict[str, Any]:
+    """§2 steps 6-7, run on every reconcile: overrides applied with the persisted detection and no nodes,
+    then the checkpoint PVC check. Raises WorkflowFailure (OverrideError, CheckpointPVCMissing)."""
     early = apply_overrides(spec, OverrideContext.for_spec(
         spec, platform=persisted.get("detectedPlatform", ""),
         gpu_architecture=persisted.get("detectedGPUArchitecture", ""))).spec
     _check_checkpoint(early)
+    return early
 
+
+def discover(wf: dict[str, Any], nodes: list[dict[str, Any]], early: dict[str, Any],
+             plan: dict[str, Any]) -> tuple[detect.Detection, dict[str, Any]]:
+    """§4 steps 1-6: detection, then the authoritative override pass → (detection, resolved spec).
+    `plan` is filled as facts become known, so that on a WorkflowFailure it holds what NVCRE would
+    persist with the Failed condition; so is `partition`."""
+    spec = wf["spec"]
     detection = detect.detect(nodes, (early.get("orchestration") or {}).get("target"))
-    plan = out.plan
     plan.update(detected_platform=detection.platform, detected_gpu_architecture=detection.gpu_architecture,
                 gpu_products=list(detection.gpu_products), excluded_nodes=detection.excluded_nodes,
                 exclusion_reason=detection.exclusion_reason)
     ctx = OverrideContext.for_spec(spec, platform=detection.platform,
                                    gpu_architecture=detection.gpu_architecture, nodes=detection.nodes)
     result = apply_overrides(spec, ctx)
-    resolved = result.spec
-    applied = result.applied_overrides()
     events = detection.events + override_events(result, len(spec.get("overrides") or []), ctx)
-    plan.update(applied_overrides=applied, events=events)
-    out.workflow = _output_workflow(wf, resolved, detection, applied)
+    plan.update(applied_overrides=result.applied_overrides(), events=events)
+    return detection, result.spec
 
+
+def partition(resolved: dict[str, Any], detection: detect.Detection, plan: dict[str, Any]) -> Partition:
+    """§4 steps 7-13 on the resolved spec: placement, GPU capacity filter, gang contract, nodesPerJob, groups."""
     orchestration = resolved.get("orchestration") or {}
     plan["placement"] = orchestration.get("placement") or placement.PINNED
     placement.validate_placement(orchestration)
     before = len(detection.events)
     detection = detect.filter_gpu_capacity(detection, resolved)
-    events.extend(detection.events[before:])
+    plan["events"].extend(detection.events[before:])
     plan.update(excluded_nodes=detection.excluded_nodes, exclusion_reason=detection.exclusion_reason)
     job_spec = (resolved.get("jobTemplate") or {}).get("spec") or {}
     dependencies = [strip_when(d) for d in resolved.get("dependencies") or []]
@@ -142,19 +161,31 @@ def _render(wf: dict[str, Any], nodes: list[dict[str, Any]], out: Rendered) -> N
     npj, groups = placement.plan_groups(detection.node_names, orchestration, npj, labels)
     topology_key = "" if placement.is_unpinned(orchestration) else (orchestration.get("topology") or {}).get(
         "topologyKey", "")
-    statuses = placement.group_statuses(groups, topology_key, labels)
-    plan.update(total_nodes=len(detection.nodes), nodes_per_job=npj,
-                groups=[{"name": s["name"], "nodes": s["nodes"], "overflow": s.get("overflow", False),
-                         "domains": s.get("domains", []),
-                         **({"domainNodeCounts": s["domainNodeCounts"]} if "domainNodeCounts" in s else {})}
-                        for s in statuses])
+    plan.update(total_nodes=len(detection.nodes), nodes_per_job=npj)
+    return Partition(resolved, detection, npj, placement.group_statuses(groups, topology_key, labels))
 
+
+def _render(wf: dict[str, Any], nodes: list[dict[str, Any]], out: Rendered) -> None:
+    persisted = (wf.get("status") or {}).get("orchestration") or {}
+    early = early_spec(wf["spec"], persisted)
+    plan = out.plan
+    detection, resolved = discover(wf, nodes, early, plan)
+    out.workflow = _output_workflow(wf, resolved, detection, plan["applied_overrides"])
+    part = partition(resolved, detection, plan)
+    plan["groups"] = [{"name": s["name"], "nodes": s["nodes"], "overflow": s.get("overflow", False),
+                       "domains": s.get("domains", []),
+                       **({"domainNodeCounts": s["domainNodeCounts"]} if "domainNodeCounts" in s else {})}
+                      for s in part.groups]
+
+    job_spec = (resolved.get("jobTemplate") or {}).get("spec") or {}
+    dependencies = [strip_when(d) for d in resolved.get("dependencies") or []]
     dep_plan = DependencyPlan(dependencies, job_spec, resolved.get("gangScheduler"))
     resolved_wf = {**wf, "spec": resolved}
     to_create = dep_plan.workflow_manifests(resolved_wf)
     first_jobs = []
-    for group in groups:
-        launch = jobs.launch(resolved_wf, dep_plan, group, FIRST_ITERATION, len(groups), detection.gpu_products)
+    for group in part.groups:
+        launch = jobs.launch(resolved_wf, dep_plan, group, FIRST_ITERATION, len(part.groups),
+                             part.detection.gpu_products)
         to_create.extend(launch.dependencies)
         first_jobs.append({"name": launch.job["metadata"]["name"], "group": group["name"],
                            "iteration": FIRST_ITERATION, "manifest": launch.job})
