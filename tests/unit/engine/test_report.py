@@ -1,0 +1,46 @@
+"""report: CertReport JSON, JUnit XML and Markdown from per-category Workflow data, against golden files."""
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible_collections.cre.certification.plugins.module_utils.engine import report
+
+DATA = Path(__file__).parent / "data" / "report"
+CASES = sorted(DATA.glob("*.yaml"))
+
+
+def _build(path: Path) -> tuple[dict, dict]:
+    case = yaml.safe_load(path.read_text())
+    return case, report.build_report(case["name"], case["categories"])
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_report(path: Path) -> None:
+    case, got = _build(path)
+    assert got["result"] == case["expect"]["result"]
+    assert report.summary(got) == case["expect"]["summary"]
+    assert json.loads(path.with_suffix(".json").read_text()) == got
+    assert report.junit_xml(got) == path.with_suffix(".xml").read_text()
+    assert report.markdown(got) == path.with_suffix(".md").read_text()
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_junit_counts(path: Path) -> None:
+    """The suite totals agree with the testcases they hold (CI tools trust the attributes)."""
+    _, got = _build(path)
+    root = ET.fromstring(report.junit_xml(got))
+    for suite in [root, *root.findall("testsuite")]:
+        cases = list(suite.iter("testcase"))
+        assert int(suite.get("tests")) == len(cases)
+        assert int(suite.get("failures")) == sum(1 for c in cases if c.find("failure") is not None)
+        assert int(suite.get("skipped")) == sum(1 for c in cases if c.find("skipped") is not None)
+
+
+@pytest.mark.parametrize("seconds, text", [(0, "0s"), (45, "45s"), (60, "1m0s"), (3723, "1h2m3s"), (-5, "0s")])
+def test_go_duration(seconds: int, text: str) -> None:
+    assert report.go_duration(seconds) == text
