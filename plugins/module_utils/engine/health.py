@@ -1,0 +1,42 @@
+"""The CEL node-health monitor (surroundings.md §2.3 "Node health", user-docs §2.4).
+
+The expression sees the whole Node as `node`; true means a hardware failure on that node. It is compiled once
+(cached by text in `cel`). A node that is gone, or on which the expression errors (a missing label, a
+missing field), is simply not flagged: an error is not evidence of a failure. Linear in the nodes.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from . import cel
+from .errors import InputError
+
+EXPRESSION_PATH = "spec.nodeHealthMonitor.cel.expression"
+REASON = "HardwareFailureDetected"
+NODE_MESSAGE = "Hardware failure detected by node health check"
+
+
+def expression(job_spec: dict[str, Any]) -> str:
+    """The monitor's expression, or "" when the Job has no monitor (no checks at all)."""
+    return (((job_spec.get("nodeHealthMonitor") or {}).get("cel") or {}).get("expression")) or ""
+
+
+def failing_nodes(expr: str, names: Iterable[str], nodes: dict[str, dict[str, Any]]) -> list[str]:
+    """The names (sorted, distinct) of the nodes on which `expr` is true."""
+    if not expr:
+        return []
+    try:
+        cel.compile_expression(expr, EXPRESSION_PATH)
+    except InputError:
+        return []  # an expression that does not compile flags nothing (and is not retried per node)
+    flagged = []
+    for name in sorted(set(names)):
+        node = nodes.get(name)
+        if node is None:
+            continue
+        try:
+            if cel.evaluate_bool(expr, {"node": node}, EXPRESSION_PATH):
+                flagged.append(name)
+        except InputError:
+            continue
+    return flagged

@@ -1,0 +1,248 @@
+"""One pass of NVCRE's Job controller (surroundings.md §2.3), without finalizers: `reconcile(world) -> Step`.
+
+Every pass is computed from the cluster alone (docs/dev/driver.md): the workload is found by its
+deterministic name and judged ours by its controller owner UID, so a pass killed between the Create and the
+status write that records it is repaired by the next one.
+
+Left for the measurement issue (fields kept, behaviour skipped): startup/training stall detection from
+GoodputMeasurements, checkpoint restarts (`restartCount` is only read), thresholds and ValidationFailed.
+"""
+from __future__ import annotations
+
+import copy
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from . import attribution, conditions, health, workload
+from .actions import Action, Create, Event, Step, UpdateStatus
+from .conditions import FAILED, IN_PROGRESS, SUCCEEDED
+from .errors import InputError
+from .models.job import DEFAULT_SCHEDULING_STALL_GRACE_SECONDS
+from .world import JobWorld
+
+HARDWARE_FAILED = "HardwareFailed"
+WORKLOAD_CREATED = "WorkloadCreated"
+WORKLOAD_ADOPTED = "WorkloadAdopted"
+WORKLOAD_PENDING = "WorkloadPending"
+WORKLOAD_RUNNING = "WorkloadRunning"
+WORKLOAD_SCHEDULING_BLOCKED = "WorkloadSchedulingBlocked"
+WORKLOAD_COMPLETED = "WorkloadCompleted"
+WORKLOAD_FAILED = attribution.WORKLOAD_FAILED
+WORKLOAD_CREATION_ERROR = "WorkloadCreationError"
+UNSCHEDULABLE = "Unschedulable"
+# Backoff after a failed workload create (transient: the Job is not failed).
+CREATE_RETRY_SECONDS = 10.0
+
+Obj = dict[str, Any]
+
+
+def reconcile(world: JobWorld) -> Step:
+    job = world.job
+    status = job.get("status") or {}
+    if _terminal(status):
+        return Step(terminal=True)  # checks stop; attribution was written with the terminal condition
+    now = world.now or datetime.now(timezone.utc)
+    ref = status.get("workloadRef")
+    live = world.workload if _ours(world.workload, job, ref) else None
+    if not ref:
+        return _create_or_adopt(world, live, now)
+
+    new = copy.deepcopy(status)
+    requeue = None
+    attempt = _attempt(job)
+    if live is None:
+        outcome = (FAILED, WORKLOAD_FAILED, f"Workload {attempt} was deleted")
+    else:
+        if not ref.get("uid"):
+            new["workloadRef"] = {**ref, "uid": live["metadata"].get("uid", "")}
+        phase, message = workload.status(live)
+        if phase == workload.SUCCEEDED:
+            outcome = (SUCCEEDED, WORKLOAD_COMPLETED, f"Workload {attempt} completed successfully")
+        elif phase == workload.FAILED:
+            outcome = (FAILED, WORKLOAD_FAILED, f"Workload {attempt} failed: {message}")
+        elif phase == workload.PENDING:
+            outcome = (IN_PROGRESS, WORKLOAD_PENDING, f"Workload {attempt} is pending" + (f": {message}" if message else ""))
+        else:
+            outcome, requeue = _running(world, new, attempt, now)
+
+    _check_health(world, new, now)
+    if outcome[0] == FAILED:
+        _attribute_failure(world, new, outcome[2])
+    new["conditions"] = conditions.set_exclusive(new.get("conditions") or [], *outcome, now, _generation(job))
+    return Step(_write(job, status, new), requeue_after=requeue, terminal=outcome[0] != IN_PROGRESS)
+
+
+def fail(world: JobWorld, reason: str, message: str) -> Step:
+    """Mark the Job Failed with `reason`/`message` (e.g. when the driver meets a workload it must not adopt)."""
+    status = world.job.get("status") or {}
+    now = world.now or datetime.now(timezone.utc)
+    new = {**copy.deepcopy(status), "conditions": conditions.set_exclusive(
+        status.get("conditions") or [], FAILED, reason, message, now, _generation(world.job))}
+    return Step(_write(world.job, status, new), terminal=True)
+
+
+def create_failed(world: JobWorld, message: str) -> Step:
+    """A workload create the API refused: transient, a Warning and a retry; the Job is not failed."""
+    return Step([Event(world.job, "Warning", WORKLOAD_CREATION_ERROR, message)], requeue_after=CREATE_RETRY_SECONDS)
+
+
+def _terminal(status: Obj) -> bool:
+    conds = status.get("conditions")
+    return conditions.is_true(conds, SUCCEEDED) or conditions.is_true(conds, FAILED)
+
+
+def _ours(live: Obj | None, job: Obj, ref: Obj | None) -> bool:
+    """The live workload is ours: controlled by this Job, and the one recorded when a UID was recorded."""
+    if live is None or not workload.is_controlled_by(live, (job.get("metadata") or {}).get("uid", "")):
+        return False
+    recorded = (ref or {}).get("uid")
+    return not recorded or recorded == live["metadata"].get("uid")
+
+
+def _create_or_adopt(world: JobWorld, live: Obj | None, now: datetime) -> Step:
+    """No workload recorded yet: adopt ours if it exists, else create it (and record the ref in the same step).
+
+    A foreign object holding the name also gets the Create: the driver meets AlreadyExists and
+    `ownership.on_exists` decides (retry while it terminates, else a collision), in one place for every kind.
+    """
+    job = world.job
+    status = job.get("status") or {}
+    if live is not None:
+        meta = live["metadata"]
+        new = {**copy.deepcopy(status), "workloadRef": _ref(live, meta.get("uid", ""))}
+        reason, message = WORKLOAD_ADOPTED, f"Adopted existing {workload.TRAINJOB_KIND} {meta['name']}"
+        actions: list[Action] = []
+    else:
+        try:
+            obj = workload.build(job)
+        except InputError as err:
+            # The labels are immutable, so retrying cannot help: fail now, with the rule that was broken.
+            return fail(world, WORKLOAD_CREATION_ERROR, str(err))
+        new = {**copy.deepcopy(status), "workloadRef": _ref(obj, "")}
+        reason, message = WORKLOAD_CREATED, f"Created {workload.TRAINJOB_KIND} {obj['metadata']['name']}"
+        actions = [Create(obj, owner_uid=(job.get("metadata") or {}).get("uid", ""))]
+    new["conditions"] = conditions.set_exclusive(status.get("conditions") or [], IN_PROGRESS, reason, message, now,
+                                                 _generation(job))
+    return Step(actions + _write(job, status, new))
+
+
+def _ref(obj: Obj, uid: str) -> Obj:
+    meta = obj["metadata"]
+    ref = {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": meta["name"]}
+    if meta.get("namespace"):
+        ref["namespace"] = meta["namespace"]
+    if uid:
+        ref["uid"] = uid
+    return ref
+
+
+def _attempt(job: Obj) -> str:
+    """`K/N` of the messages: this attempt of the workload out of the attempts checkpoint restarts allow.
+
+    The spec leaves K/N open; its only other count is `restart n/m`, so K = restartCount+1 and
+    N = checkpoint.maxRestarts+1 (1 without checkpointing): `Workload 1/1 is running`.
+    """
+    spec = job.get("spec") or {}
+    checkpoint = spec.get("checkpoint")
+    total = int((checkpoint or {}).get("maxRestarts") or 0) + 1
+    return f"{int((job.get('status') or {}).get('restartCount') or 0) + 1}/{total}"
+
+
+def _running(world: JobWorld, new: Obj, attempt: str, now: datetime) -> tuple[tuple[str, str, str], float | None]:
+    """Running: stamp the start, then the scheduling stall (ADR-083) from the pods' PodScheduled conditions.
+
+    Blocked since = the earliest Unschedulable transition among the pods that are still unschedulable, so it
+    is the same on every pass. On resume the blocked episode is added to workloadStartTime: the Workflow
+    counts timeoutPerJob from it, and blocked time must not count.
+    """
+    new.setdefault("workloadStartTime", conditions.timestamp(now))
+    running = (IN_PROGRESS, WORKLOAD_RUNNING, f"Workload {attempt} is running")
+    blocked = _unschedulable(world.pods)
+    grace = timedelta(seconds=int((world.job.get("spec") or {}).get("schedulingStallGraceSeconds")
+                                  or DEFAULT_SCHEDULING_STALL_GRACE_SECONDS))
+    if blocked:
+        since, message = blocked
+        since = min(since, now)
+        if new.get("schedulingBlockedSince") or now - since >= grace:
+            new.setdefault("schedulingBlockedSince", conditions.timestamp(since))
+            return (IN_PROGRESS, WORKLOAD_SCHEDULING_BLOCKED, message), None
+        return running, (since + grace - now).total_seconds()
+    if blocked_since := new.pop("schedulingBlockedSince", None):
+        start = _parse(new["workloadStartTime"])
+        paused = now - max(_parse(blocked_since), start)
+        new["workloadStartTime"] = conditions.timestamp(start + max(paused, timedelta(0)))
+        new["schedulingResumedTime"] = conditions.timestamp(now)
+    return running, None
+
+
+def _unschedulable(pods: list[Obj]) -> tuple[datetime, str] | None:
+    """(earliest Unschedulable transition, that pod's scheduler message) over the pending pods, or None."""
+    found = []
+    for pod in pods:
+        status = pod.get("status") or {}
+        if status.get("phase", "Pending") != "Pending" or (pod.get("metadata") or {}).get("deletionTimestamp"):
+            continue
+        cond = conditions.find(status.get("conditions"), "PodScheduled")
+        if cond and cond.get("status") == "False" and cond.get("reason") == UNSCHEDULABLE:
+            since = _parse(cond.get("lastTransitionTime") or "") or datetime.max.replace(tzinfo=timezone.utc)
+            found.append((since, (pod.get("metadata") or {}).get("name", ""), cond.get("message") or ""))
+    if not found:
+        return None
+    since, _, message = min(found)
+    return since, message
+
+
+def _check_health(world: JobWorld, new: Obj, now: datetime) -> None:
+    """CEL monitor over the nodes of the Job's pods; failures accumulate (recovered nodes stay listed)."""
+    expr = health.expression(world.job.get("spec") or {})
+    flagged = health.failing_nodes(expr, attribution.pod_nodes(world.pods), world.nodes)
+    if flagged:
+        new["failedNodes"] = attribution.merge_failed_nodes(
+            new.get("failedNodes") or [], attribution.failed_entries(flagged, health.REASON, health.NODE_MESSAGE))
+    hardware = [e["name"] for e in new.get("failedNodes") or [] if e.get("reason") == health.REASON]
+    if hardware:
+        # Go's %v of a []string: [a b].
+        message = f"Hardware failure detected on node(s): [{' '.join(hardware)}]"
+        new["conditions"] = conditions.set_condition(new.get("conditions") or [], HARDWARE_FAILED, "True",
+                                                     health.REASON, message, now, _generation(world.job))
+
+
+def _attribute_failure(world: JobWorld, new: Obj, message: str) -> None:
+    """Failed with nobody blamed yet: every group node gets WorkloadFailed; the failure log is kept always."""
+    if not new.get("failedNodes"):
+        nodes = attribution.group_nodes(world.job, world.pods)
+        new["failedNodes"] = attribution.merge_failed_nodes(
+            [], attribution.failed_entries(nodes, WORKLOAD_FAILED, message))
+        if not new["failedNodes"]:
+            del new["failedNodes"]
+    new.setdefault("failureLog", attribution.failure_log(world.pods, world.logs))
+
+
+def _write(job: Obj, old: Obj, new: Obj) -> list[Action]:
+    """The status write (job as read, resourceVersion kept) and an event per condition transition."""
+    if new == old:
+        return []
+    obj = {**job, "status": new}
+    actions: list[Action] = [UpdateStatus(obj)]
+    before = conditions.true_exclusive(old.get("conditions"))
+    after = conditions.true_exclusive(new.get("conditions"))
+    if after and (before is None or (before["type"], before["reason"]) != (after["type"], after["reason"])):
+        kind = "Warning" if after["type"] == FAILED else "Normal"
+        actions.append(Event(job, kind, after["reason"], after["message"]))
+    hw_before = conditions.find(old.get("conditions"), HARDWARE_FAILED)
+    hw_after = conditions.find(new.get("conditions"), HARDWARE_FAILED)
+    if hw_after and (hw_before or {}).get("message") != hw_after["message"]:
+        actions.append(Event(job, "Warning", hw_after["reason"], hw_after["message"]))
+    return actions
+
+
+def _generation(job: Obj) -> int | None:
+    return (job.get("metadata") or {}).get("generation")
+
+
+def _parse(text: str) -> datetime | None:
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
