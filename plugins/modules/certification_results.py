@@ -1,0 +1,112 @@
+#!/usr/bin/python
+"""Documentation stub: certification_results runs on the controller as an action plugin."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: certification_results
+short_description: The certification report of a Certification or a Workflow (JSON, JUnit XML, Markdown)
+version_added: 0.1.0
+description:
+  - Reads a C(Certification) (its categories' Workflows) or a single C(Workflow), their node-result ConfigMaps
+    (C(succeeded-nodes-<uid8>), C(failed-nodes-<uid8>)) and NVCRE Jobs, and builds the report C(nvcrectl) prints
+    (C(CertReport)), with C(result) C(PASSED), C(FAILED), C(RUNNING) or C(INCOMPLETE) (passed, but nodes were
+    excluded).
+  - With O(dest), writes C(report.json), C(junit.xml) (one test case per node per category) and C(report.md) into
+    that directory on the controller. C(changed) is true only when a file's content changed.
+  - Runs on the controller. Reads only from the cluster.
+author:
+  - cre.certification developers
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+options:
+  certification:
+    description:
+      - Name of the C(Certification). Mutually exclusive with O(workflow).
+    type: str
+  workflow:
+    description:
+      - Name of one C(Workflow). Mutually exclusive with O(certification).
+    type: str
+  namespace:
+    description:
+      - Namespace of the object.
+    type: str
+    default: default
+  dest:
+    description:
+      - Directory on the controller for C(report.json), C(junit.xml) and C(report.md); created if missing.
+    type: path
+attributes:
+  check_mode:
+    support: full
+    details: Reports whether the files would change and writes nothing.
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+  action_group:
+    support: full
+    membership:
+      - cre.certification.certification
+"""
+
+EXAMPLES = r"""
+- name: Report a Certification into out/
+  cre.certification.certification_results:
+    certification: gpu-cert
+    namespace: nvcre
+    dest: "{{ playbook_dir }}/out"
+  register: results
+
+- name: Fail the play unless it passed
+  ansible.builtin.assert:
+    that: results.result in ['PASSED', 'INCOMPLETE']
+"""
+
+RETURN = r"""
+result:
+  description: C(PASSED), C(FAILED), C(RUNNING) or C(INCOMPLETE).
+  returned: success
+  type: str
+  sample: PASSED
+report:
+  description: The C(CertReport) (camelCase), as written to C(report.json).
+  returned: success
+  type: dict
+summary:
+  description: Name, result, categories passed and total, failed node names, and each category's status.
+  returned: success
+  type: dict
+  sample: {name: gpu-cert, result: PASSED, categories_passed: 1, categories_total: 1, failed_nodes: [], categories: []}
+files:
+  description: The report files under O(dest) (written, or already up to date).
+  returned: when O(dest) is set
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.cre.certification.plugins.module_utils.kube.client import auth_argument_spec
+
+SPEC = {
+    "argument_spec": {
+        **auth_argument_spec(),
+        "certification": {"type": "str"},
+        "workflow": {"type": "str"},
+        "namespace": {"type": "str", "default": "default"},
+        "dest": {"type": "path"},
+    },
+    "mutually_exclusive": [["certification", "workflow"]],
+    "required_one_of": [["certification", "workflow"]],
+}
+
+
+def main() -> None:
+    module = AnsibleModule(supports_check_mode=True, **SPEC)
+    module.fail_json(msg="cre.certification.certification_results runs on the controller as an action plugin")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,160 @@
+#!/usr/bin/python
+"""Documentation stub: certification_run runs on the controller as an action plugin."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: certification_run
+short_description: Run a Certification to the end, one Workflow per category, as NVCRE's controller does
+version_added: 0.1.0
+description:
+  - Validates the Certification, creates it (or continues the one this collection created under that name), then
+    for each category in order detects the platform and GPU architecture of the target nodes, builds the
+    category's C(Workflow) (owned by the Certification, named C(<certification>-<domain>-<variant>[-tokens])),
+    creates it and drives it to the end. A failed category does not stop the next one.
+  - The Certification's C(status) (C(categoryStatuses), conditions with NVCRE's reasons and messages) is written
+    through the status subresource after every step, so C(kubectl get certification) shows where the run stands.
+  - Resumable. Run it again after an interruption and it continues: finished categories are kept, the running
+    Workflow is driven on. Over a finished Certification it changes nothing.
+  - Check mode writes nothing and returns the Workflows it would create with their plans for the live nodes.
+  - Refuses to touch a Certification it did not create (a resident NVCRE controller or another tool owns it).
+author:
+  - cre.certification developers
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+options:
+  name:
+    description:
+      - Name of the C(Certification).
+    type: str
+    required: true
+  namespace:
+    description:
+      - Namespace of the Certification and its Workflows.
+    type: str
+    default: default
+  categories:
+    description:
+      - The categories to certify, in order (1 to 64), each C({domain, variant, options}); C(options) are
+        C(CategoryOptions) (camelCase, as in the CRD) that replace the global O(options) for this category.
+    type: list
+    elements: dict
+    required: true
+  target:
+    description:
+      - The nodes to certify (C(nodeSelector), C(matchExpressions), C(nodeNames), C(taintSelectors)). Empty means
+        every GPU node (C(nvidia.com/gpu.present=true)); cordoned nodes are left out and reported as excluded.
+    type: dict
+    default: {}
+  gang_scheduler:
+    description:
+      - C(gangScheduler) (C(schedulerName), C(queue), C(queueLabelKey)) for every category.
+    type: dict
+  options:
+    description:
+      - Global C(CategoryOptions) (camelCase, e.g. C(nodesPerJob), C(testScale), C(image), C(timeoutPerJob)).
+    type: dict
+    default: {}
+  labels:
+    description:
+      - Extra labels for the Certification object.
+    type: dict
+    default: {}
+  timeout:
+    description:
+      - Seconds this task may run. When they pass, the task returns with RV(timed_out) and the Workflows keep their
+        state; run the task again to continue.
+    type: int
+    default: 86400
+  poll_interval:
+    description:
+      - Seconds between observations while nothing changes.
+    type: float
+    default: 2.0
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+  action_group:
+    support: full
+    membership:
+      - cre.certification.certification
+"""
+
+EXAMPLES = r"""
+- name: Certify the H100 pool for NCCL all-reduce
+  cre.certification.certification_run:
+    name: gpu-cert
+    namespace: nvcre
+    target:
+      nodeSelector:
+        pool: h100
+    categories:
+      - domain: communication
+        variant: nccl-all-reduce
+        options:
+          nodesPerJob: 2
+  register: cert
+"""
+
+RETURN = r"""
+phase:
+  description: C(Succeeded), C(Failed) or C(InProgress) (timed out; run again to continue).
+  returned: success
+  type: str
+condition:
+  description: The Certification's True condition C({type, reason, message}).
+  returned: success
+  type: dict
+  sample: {type: Succeeded, reason: AllWorkflowsSucceeded, message: All certification categories completed successfully}
+categories:
+  description: Per category C(domain), C(variant), C(workflow), C(status), C(condition), C(succeeded_nodes),
+    C(failed_nodes) (C({name, reason, message})), C(excluded_nodes).
+  returned: success
+  type: list
+  elements: dict
+timed_out:
+  description: Whether O(timeout) passed before the Certification finished.
+  returned: success
+  type: bool
+plan:
+  description: In check mode, per category the Workflow it would create and its plan for the live nodes.
+  returned: check mode
+  type: list
+  elements: dict
+reason:
+  description: Why the Certification could not run (C(CategoryNotFound), C(WorkflowNameCollision), ...).
+  returned: failure
+  type: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.cre.certification.plugins.module_utils.kube.client import auth_argument_spec
+
+SPEC = {
+    "argument_spec": {
+        **auth_argument_spec(),
+        "name": {"type": "str", "required": True},
+        "namespace": {"type": "str", "default": "default"},
+        "categories": {"type": "list", "elements": "dict", "required": True},
+        "target": {"type": "dict", "default": {}},
+        "gang_scheduler": {"type": "dict"},
+        "options": {"type": "dict", "default": {}},
+        "labels": {"type": "dict", "default": {}},
+        "timeout": {"type": "int", "default": 86400},
+        "poll_interval": {"type": "float", "default": 2.0},
+    },
+}
+
+
+def main() -> None:
+    module = AnsibleModule(supports_check_mode=True, **SPEC)
+    module.fail_json(msg="cre.certification.certification_run runs on the controller as an action plugin")
+
+
+if __name__ == "__main__":
+    main()
