@@ -1,4 +1,6 @@
 #!/usr/bin/python
+# Copyright: (c) 2026, cre.certification developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Documentation stub: catalog_info runs on the controller as an action plugin."""
 from __future__ import annotations
 
@@ -18,7 +20,9 @@ description:
     on for gb200/gb300, resolves and prunes the overrides, and applies C(image), C(gangScheduler) and
     C(workloadMetadata).
 author:
-  - cre.certification developers
+  - cre.certification developers (@cre-certification)
+extends_documentation_fragment:
+  - cre.certification.attributes
 options:
   domain:
     description:
@@ -44,12 +48,8 @@ attributes:
     support: full
   diff_mode:
     support: none
-  action_group:
-    support: full
-    membership:
-      - cre.certification.certification
 notes:
-  - An unknown category fails with C(Unknown certification category: <domain>/<variant>).
+  - "An unknown category fails with C(Unknown certification category: <domain>/<variant>)."
 """
 
 EXAMPLES = r"""

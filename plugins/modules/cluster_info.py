@@ -1,4 +1,6 @@
 #!/usr/bin/python
+# Copyright: (c) 2026, cre.certification developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Documentation stub: cluster_info runs on the controller as an action plugin."""
 from __future__ import annotations
 
@@ -15,8 +17,9 @@ description:
   - Fails when the GPU nodes do not share one C(nvidia.com/gpu.product) (C(heterogeneous GPUs) message) or one
     platform, or when no GPU node matches.
 author:
-  - cre.certification developers
+  - cre.certification developers (@cre-certification)
 extends_documentation_fragment:
+  - cre.certification.attributes
   - kubernetes.core.k8s_auth_options
 options:
   target:
@@ -36,10 +39,6 @@ attributes:
     support: full
   diff_mode:
     support: none
-  action_group:
-    support: full
-    membership:
-      - cre.certification.certification
 """
 
 EXAMPLES = r"""
@@ -122,7 +121,7 @@ SPEC = {
     "argument_spec": {
         **auth_argument_spec(),
         "target": {"type": "dict", "default": {}},
-        "topology_key": {"type": "str"},
+        "topology_key": {"type": "str", "no_log": False},
     },
 }
 

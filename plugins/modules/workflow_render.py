@@ -1,4 +1,6 @@
 #!/usr/bin/python
+# Copyright: (c) 2026, cre.certification developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Documentation stub: workflow_render runs on the controller as an action plugin."""
 from __future__ import annotations
 
@@ -21,7 +23,9 @@ description:
     the field path or the option.
   - Runs on the controller. Reads only local files; writes nothing.
 author:
-  - cre.certification developers
+  - cre.certification developers (@cre-certification)
+extends_documentation_fragment:
+  - cre.certification.attributes
 options:
   src:
     description:

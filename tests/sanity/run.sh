@@ -14,8 +14,10 @@ import subprocess
 import sys
 
 subprocess.run([sys.executable, "-m", "ensurepip", "--upgrade"], check=True, stdout=subprocess.DEVNULL)
+# get-pip.py's own flags mean nothing to `pip install`.
+args = [a for a in sys.argv[1:] if a not in ("--no-setuptools", "--no-wheel", "--no-pip")]
 subprocess.run([sys.executable, "-m", "pip", "install", "--upgrade", "--cert", "/etc/ssl/certs/ca-certificates.crt",
-                *sys.argv[1:]], check=True)
+                *args], check=True)
 PIP
 done
 
@@ -25,6 +27,10 @@ dest="$work/ansible_collections/cre/certification"
 mkdir -p "$dest"
 # Only what git tracks (plus new files not ignored): the tree a user would get.
 (cd "$ROOT" && git ls-files -co --exclude-standard -z) | (cd "$ROOT" && xargs -0 cp --parents -t "$dest" 2>/dev/null || true)
+# Collection dependencies sit beside us, as ansible-test expects; they come from the PyPI ansible bundle.
+bundle=$("$ROOT/.venv/bin/python" -c 'import ansible_collections; print(list(ansible_collections.__path__)[0])')
+mkdir -p "$work/ansible_collections/kubernetes"
+ln -s "$bundle/kubernetes/core" "$work/ansible_collections/kubernetes/core"
 cd "$dest"
 git init -q . && git add -A >/dev/null
 "$ROOT/.venv/bin/ansible-test" sanity --venv --python "$PY" --color no "$@"

@@ -5,9 +5,10 @@ import copy
 import json
 from typing import Any
 
+from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+
 try:
     import kubernetes
-    from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import (
         _create_auth_spec,
         _create_configuration,
@@ -16,7 +17,6 @@ try:
     )
 except ImportError as exc:  # reported by the faces with missing_required_lib
     IMPORT_ERROR: ImportError | None = exc
-    AUTH_ARG_SPEC = {}
 else:
     IMPORT_ERROR = None
 

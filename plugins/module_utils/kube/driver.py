@@ -1,0 +1,225 @@
+"""The driver: observe, reconcile (Job tier, then Workflow tier), execute, repeat.
+
+Everything it knows comes from the cluster at each pass, so a run killed at any point continues on the
+next start. API cost per pass is a fixed handful of list calls, whatever the number of groups.
+"""
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable
+
+from ..engine import naming, node_results, reconcile_job, reconcile_workflow, render
+from ..engine.actions import Ref
+from ..engine.errors import InputError
+from ..engine.world import JobWorld, WorkflowWorld
+from . import execute
+from .rest import Kube
+
+GROUP = "nvcre.nvidia.com/v1alpha1"
+TRAINER = "trainer.kubeflow.org/v1alpha1"
+WORKFLOW_LABEL = "nvcre.nvidia.com/workflow"
+JOB_LABEL = "nvcre.nvidia.com/job"
+RESIDENT_FINALIZER = "nvcre.nvidia.com/workflow-finalizer"
+# A resident controller's leader-election lease: a name like these, renewed within this window.
+LEASE_HINTS = ("nvcre", "cluster-readiness-engine")
+LEASE_FRESH = timedelta(seconds=60)
+
+Progress = Callable[[str], None]
+
+
+class DriverError(Exception):
+    """The run cannot proceed (not found, a resident controller): a clear message, nothing written."""
+
+
+def _conditions(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
+
+
+def _terminal(obj: dict[str, Any]) -> str:
+    """"Succeeded"/"Failed" when that condition is True, else ""."""
+    conds = _conditions(obj)
+    return next((t for t in ("Succeeded", "Failed") if conds.get(t, {}).get("status") == "True"), "")
+
+
+def refuse_resident_controller(kube: Kube, workflow: dict[str, Any], now: datetime) -> None:
+    """Two controllers on one object lose data: stop if NVCRE itself is running in this cluster."""
+    meta = workflow.get("metadata") or {}
+    if RESIDENT_FINALIZER in (meta.get("finalizers") or []):
+        raise DriverError(
+            f"refusing to drive Workflow {meta.get('namespace')}/{meta.get('name')}: it carries the finalizer "
+            f"{RESIDENT_FINALIZER}, so a resident NVCRE controller manages it")
+    for lease in kube.list("coordination.k8s.io/v1", "Lease"):
+        name = lease["metadata"]["name"]
+        renew = (lease.get("spec") or {}).get("renewTime")
+        if any(h in name for h in LEASE_HINTS) and renew and now - _time(renew) < LEASE_FRESH:
+            raise DriverError(
+                f"refusing to drive Workflow {meta.get('namespace')}/{meta.get('name')}: a resident NVCRE controller "
+                f"holds the leader lease {lease['metadata'].get('namespace')}/{name} (renewed {renew})")
+
+
+def _time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+class Driver:
+    """One Workflow, driven to the end (or the deadline, or `until_iteration`)."""
+
+    def __init__(self, kube: Kube, namespace: str, name: str, progress: Progress | None = None,
+                 trace: Progress | None = None) -> None:
+        self.kube, self.namespace, self.name = kube, namespace, name
+        self.progress = progress or (lambda line: None)
+        self.trace = trace
+        self._last_line = ""
+
+    def workflow(self) -> dict[str, Any]:
+        wf = self.kube.get(Ref(GROUP, "Workflow", self.namespace, self.name))
+        if wf is None:
+            raise DriverError(f"Workflow {self.namespace}/{self.name} not found")
+        return wf
+
+    def observe(self, wf: dict[str, Any], now: datetime) -> tuple[WorkflowWorld, dict[str, JobWorld]]:
+        ns = self.namespace
+        jobs = {j["metadata"]["name"]: j for j in self.kube.list(GROUP, "Job", ns, f"{WORKFLOW_LABEL}={self.name}")}
+        workloads = {w["metadata"]["name"]: w for w in self.kube.list(TRAINER, "TrainJob", ns, JOB_LABEL)} if jobs else {}
+        pods: dict[str, list[dict[str, Any]]] = {}
+        for pod in self.kube.list("v1", "Pod", ns, JOB_LABEL) if jobs else []:
+            pods.setdefault(pod["metadata"]["labels"][JOB_LABEL], []).append(pod)
+        nodes = self.kube.list("v1", "Node")
+        by_name = {n["metadata"]["name"]: n for n in nodes}
+        uid = wf["metadata"]["uid"]
+        configmaps = {}
+        for cm_name in (naming.succeeded_nodes_configmap(uid), naming.failed_nodes_configmap(uid)):
+            cm = self.kube.get(Ref("v1", "ConfigMap", ns, cm_name))
+            if cm is not None:
+                configmaps[cm_name] = cm
+        dependencies = self._dependencies(wf)
+        world = WorkflowWorld(wf, jobs, nodes, pods, configmaps, dependencies, now)
+        job_worlds = {}
+        for name, job in jobs.items():
+            job_pods = pods.get(name, [])
+            job_worlds[name] = JobWorld(
+                job, workloads.get(f"{name}-workload"), job_pods,
+                {p["spec"]["nodeName"]: by_name[p["spec"]["nodeName"]] for p in job_pods
+                 if (p.get("spec") or {}).get("nodeName") in by_name},
+                self._logs(job, job_pods), now)
+        return world, job_worlds
+
+    def _dependencies(self, wf: dict[str, Any]) -> dict[Ref, dict[str, Any]]:
+        """Live dependency objects, one list per kind (not one get per ref: refs grow with groups)."""
+        refs = (wf.get("status") or {}).get("dependencyRefs") or []
+        found: dict[Ref, dict[str, Any]] = {}
+        for api_version, kind in sorted({(r["apiVersion"], r["kind"]) for r in refs}):
+            for obj in self.kube.list(api_version, kind, self.namespace, f"{WORKFLOW_LABEL}={self.name}"):
+                found[Ref.of(obj)] = obj
+        return found
+
+    def _logs(self, job: dict[str, Any], pods: list[dict[str, Any]]) -> dict[str, str]:
+        """Log tails of failed containers, only while a failed Job still lacks its failureLog."""
+        if (job.get("status") or {}).get("failureLog") or not any(p["status"].get("phase") == "Failed" for p in pods):
+            return {}
+        logs = {}
+        for pod in pods:
+            for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+                term = (cs.get("state") or {}).get("terminated") or {}
+                if term.get("exitCode"):
+                    key = f"{pod['metadata']['name']}/{cs['name']}"
+                    logs[key] = self.kube.log_tail(self.namespace, pod["metadata"]["name"], cs["name"])
+        return logs
+
+    def plan(self) -> dict[str, Any]:
+        """Check mode: what the run would create, from the live nodes; nothing is written."""
+        rendered = render.render(self.workflow(), self.kube.list("v1", "Node"))
+        return {"plan": rendered.plan, "failure": rendered.failure}
+
+    def run(self, timeout: float, until_iteration: int | None = None, poll_interval: float = 2.0) -> dict[str, Any]:
+        start = time.monotonic()
+        deadline = start + timeout
+        wf = self.workflow()
+        refuse_resident_controller(self.kube, wf, datetime.now(timezone.utc))
+        writes = 0
+        step = None
+        while True:
+            now = datetime.now(timezone.utc)
+            world, job_worlds = self.observe(wf, now)
+            acted = False
+            if not _terminal(wf):
+                for name, jw in job_worlds.items():
+                    outcome = execute.run(self.kube, reconcile_job.reconcile(jw), name, self.trace)
+                    writes += outcome.done
+                    acted |= outcome.done > 0
+                step = reconcile_workflow.reconcile(world)
+                outcome = execute.run(self.kube, step, self.name, self.trace)
+                writes += outcome.done
+                acted |= outcome.done > 0
+                if outcome.collision:
+                    failed = reconcile_workflow.fail(world, *outcome.collision)
+                    writes += execute.run(self.kube, failed, self.name, self.trace).done
+                    acted = True
+            wf = self.workflow()
+            counts = _counts(wf)
+            self._report(wf, counts, time.monotonic() - start)
+            done = _terminal(wf) or (until_iteration and counts["iterations"]["completed"] >= until_iteration)
+            if done or time.monotonic() > deadline:
+                return {**self._summary(wf, counts, writes, time.monotonic() - start), "timed_out": not done}
+            if not acted:
+                wait = poll_interval if step is None or step.requeue_after is None else min(poll_interval,
+                                                                                             step.requeue_after)
+                time.sleep(max(0.05, min(wait, deadline - time.monotonic())))
+
+    def _report(self, wf: dict[str, Any], counts: dict[str, Any], elapsed: float) -> None:
+        g, it = counts["groups"], counts["iterations"]
+        line = (f"{self.namespace}/{self.name}: iteration {it['current']}/{it['total']}, groups "
+                f"{g['pending']} pending, {g['running']} running, {g['succeeded']} succeeded, {g['failed']} failed")
+        if _terminal(wf):
+            line += f" -> {counts['phase']} ({counts['condition']['reason']})"
+        if line != self._last_line:
+            self._last_line = line
+            self.progress(f"{line} [{elapsed:.0f}s]")
+
+    def _summary(self, wf: dict[str, Any], counts: dict[str, Any], writes: int, elapsed: float) -> dict[str, Any]:
+        status = wf.get("status") or {}
+        refs = {k: (status.get(f"{k}NodesRef") or {}).get("name") for k in ("succeeded", "failed")}
+        cms = {k: self.kube.get(Ref("v1", "ConfigMap", self.namespace, n)) if n else None for k, n in refs.items()}
+        return {
+            "changed": writes > 0,
+            **counts,
+            "succeeded_nodes": node_results.read_succeeded(cms["succeeded"]) if cms["succeeded"] else [],
+            "failed_nodes": node_results.read_failed(cms["failed"]) if cms["failed"] else [],
+            "configmaps": refs,
+            "excluded_nodes": ((status.get("orchestration") or {}).get("excludedNodes")) or [],
+            "elapsed": round(elapsed, 3),
+        }
+
+
+def _counts(wf: dict[str, Any]) -> dict[str, Any]:
+    """Phase, the True condition, iterations and group phases, from the Workflow's status."""
+    orch = (wf.get("status") or {}).get("orchestration") or {}
+    groups = orch.get("groups") or []
+    count = {p: sum(1 for g in groups if (g.get("phase") or "Pending") == p)
+             for p in ("Pending", "Running", "Succeeded", "Failed")}
+    true = next((c for c in _conditions(wf).values() if c.get("status") == "True"
+                 and c["type"] in ("InProgress", "Succeeded", "Failed")), {})
+    return {
+        "phase": _terminal(wf) or "InProgress",
+        "condition": {k: true.get(k, "") for k in ("type", "reason", "message")},
+        "iterations": {"current": orch.get("currentIteration", 0), "completed": orch.get("completedIterations", 0),
+                       "total": ((wf.get("spec") or {}).get("orchestration") or {}).get("iterations", 1)},
+        "groups": {"pending": count["Pending"], "running": count["Running"], "succeeded": count["Succeeded"],
+                   "failed": count["Failed"], "total": len(groups)},
+    }
+
+
+def run_workflow(kube: Kube, namespace: str, name: str, *, timeout: float, until_iteration: int | None = None,
+                 poll_interval: float = 2.0, check_mode: bool = False, progress: Progress | None = None,
+                 trace: Progress | None = None) -> dict[str, Any]:
+    """Drive one Workflow; the result is documented in docs/dev/driver.md."""
+    driver = Driver(kube, namespace, name, progress, trace)
+    if check_mode:
+        planned = driver.plan()
+        if planned["failure"]:
+            raise planned["failure"]
+        return {"changed": False, "plan": planned["plan"]}
+    if timeout <= 0:
+        raise InputError("timeout", "must be greater than 0")
+    return driver.run(timeout, until_iteration, poll_interval)

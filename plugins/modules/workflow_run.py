@@ -1,0 +1,146 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, cre.certification developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Documentation stub: workflow_run runs on the controller as an action plugin."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: workflow_run
+short_description: Drive an NVCRE Workflow to its end, as NVCRE's Workflow and Job controllers would
+version_added: 0.1.0
+description:
+  - Reconciles the C(nvcre.nvidia.com/v1alpha1) Workflow O(name) in O(namespace) until it is terminal, the
+    O(timeout) passes, or iteration O(until_iteration) is complete. It covers discovery and partition, dependencies, the
+    gang-scheduling contract before every launch, Jobs and their Kubeflow C(TrainJob) workloads, iterations,
+    the node-health monitor, failed-node attribution and the C(succeeded-nodes-*)/C(failed-nodes-*) ConfigMaps.
+  - Everything it needs is in the cluster, so a run that was stopped at any point continues where it stopped
+    when run again, without duplicates.
+  - Prints a progress line whenever the Workflow's state changes, and each API write with C(-vvv).
+  - Adds no finalizers. Refuses to act when a resident NVCRE controller manages the Workflow.
+  - Runs on the controller.
+author:
+  - cre.certification developers (@cre-certification)
+extends_documentation_fragment:
+  - cre.certification.attributes
+  - kubernetes.core.k8s_auth_options
+options:
+  name:
+    description: Name of the Workflow.
+    type: str
+    required: true
+  namespace:
+    description: Namespace of the Workflow.
+    type: str
+    default: default
+  timeout:
+    description: Seconds to drive the Workflow before returning with RV(timed_out=true); a later run continues.
+    type: float
+    default: 86400
+  until_iteration:
+    description: Return once this many iterations are complete (the Workflow keeps its state for a later run).
+    type: int
+  poll_interval:
+    description: Seconds between observations while nothing changes.
+    type: float
+    default: 2
+attributes:
+  check_mode:
+    support: full
+    details: Plans the groups, Job names and nodes per Job from the live nodes and writes nothing.
+  diff_mode:
+    support: none
+"""
+
+EXAMPLES = r"""
+- name: Certify with the Workflow already in the cluster
+  cre.certification.workflow_run:
+    name: nccl-all-reduce
+    namespace: cre
+    timeout: 7200
+  register: run
+
+- name: Only the first iteration now
+  cre.certification.workflow_run:
+    name: nccl-all-reduce
+    until_iteration: 1
+"""
+
+RETURN = r"""
+phase:
+  description: C(Succeeded), C(Failed) or C(InProgress) (timed out or stopped at O(until_iteration)).
+  returned: always
+  type: str
+condition:
+  description: The Workflow's True condition among InProgress, Succeeded and Failed.
+  returned: always
+  type: dict
+  sample: {type: Succeeded, reason: JobCompleted, message: All 1 iterations completed successfully}
+iterations:
+  description: Current, completed and total iterations.
+  returned: always
+  type: dict
+groups:
+  description: Groups by phase (pending, running, succeeded, failed, total) in the current iteration.
+  returned: always
+  type: dict
+succeeded_nodes:
+  description: Nodes in the succeeded-nodes ConfigMap.
+  returned: always
+  type: list
+  elements: str
+failed_nodes:
+  description: Nodes in the failed-nodes ConfigMap, each with its reason and message.
+  returned: always
+  type: list
+  elements: dict
+configmaps:
+  description: Names of the succeeded and failed node-result ConfigMaps (null when not written).
+  returned: always
+  type: dict
+excluded_nodes:
+  description: Nodes left out before the run (cordoned, other GPU architecture, too few GPUs).
+  returned: always
+  type: list
+  elements: str
+timed_out:
+  description: Whether O(timeout) passed before the Workflow ended.
+  returned: always
+  type: bool
+elapsed:
+  description: Seconds spent.
+  returned: always
+  type: float
+plan:
+  description: In check mode, the plan as M(cre.certification.workflow_render) returns it, for the live nodes.
+  returned: check mode
+  type: dict
+reason:
+  description: The condition reason when the Workflow cannot run (for example C(GangSchedulingConflict)).
+  returned: failure
+  type: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.cre.certification.plugins.module_utils.kube.client import auth_argument_spec
+
+SPEC = {
+    "argument_spec": {
+        **auth_argument_spec(),
+        "name": {"type": "str", "required": True},
+        "namespace": {"type": "str", "default": "default"},
+        "timeout": {"type": "float", "default": 86400},
+        "until_iteration": {"type": "int"},
+        "poll_interval": {"type": "float", "default": 2},
+    },
+}
+
+
+def main() -> None:
+    module = AnsibleModule(supports_check_mode=True, **SPEC)
+    module.fail_json(msg="cre.certification.workflow_run runs on the controller as an action plugin")
+
+
+if __name__ == "__main__":
+    main()
