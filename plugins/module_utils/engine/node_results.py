@@ -1,0 +1,91 @@
+"""Node-result ConfigMaps (workflow spec §10): `succeeded-nodes-<uid8>` and `failed-nodes-<uid8>`.
+
+Writes are unions with what already exists, so merging the same result twice changes nothing: a
+reconcile pass that is killed and re-run cannot lose or duplicate a node. The gzip streams carry no
+timestamp (mtime 0), so equal content gives equal bytes and an unchanged ConfigMap is not rewritten.
+"""
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from typing import Any
+
+from . import naming
+from .actions import Create, Replace
+from .dependencies import API_VERSION
+
+SUCCEEDED_KEY = "succeeded-nodes.csv.gz"
+FAILED_KEY = "failed-nodes.json.gz"
+
+Obj = dict[str, Any]
+
+
+def _gzip(data: bytes) -> str:
+    return base64.b64encode(gzip.compress(data, mtime=0)).decode("ascii")
+
+
+def _gunzip(cm: Obj | None, key: str) -> bytes:
+    encoded = ((cm or {}).get("binaryData") or {}).get(key)
+    return gzip.decompress(base64.b64decode(encoded)) if encoded else b""
+
+
+def encode_succeeded(names: list[str]) -> str:
+    """base64 of the gzip of the sorted, deduplicated, comma-separated names (as `binaryData` holds it)."""
+    return _gzip(",".join(sorted(set(names))).encode())
+
+
+def encode_failed(entries: list[Obj]) -> str:
+    """base64 of the gzip of `[{name, reason, message}]`, one entry per (name, reason), sorted by both."""
+    by_key = {(e.get("name", ""), e.get("reason", "")): e for e in entries}
+    rows = [{"name": k[0], "reason": k[1], "message": by_key[k].get("message", "")} for k in sorted(by_key)]
+    # Go's encoding/json: compact, HTML-escaped; ensure_ascii=False keeps UTF-8 as Go writes it.
+    text = json.dumps(rows, separators=(",", ":"), ensure_ascii=False)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return _gzip(text.encode())
+
+
+def read_succeeded(cm: Obj | None) -> list[str]:
+    """The node names in a succeeded-nodes ConfigMap ([] when absent or empty)."""
+    text = _gunzip(cm, SUCCEEDED_KEY).decode()
+    return [n for n in text.split(",") if n]
+
+
+def read_failed(cm: Obj | None) -> list[Obj]:
+    """The `{name, reason, message}` entries of a failed-nodes ConfigMap ([] when absent or empty)."""
+    data = _gunzip(cm, FAILED_KEY)
+    return json.loads(data) if data else []
+
+
+def _configmap(workflow: Obj, name: str, key: str, value: str) -> Obj:
+    meta = workflow.get("metadata") or {}
+    cm_meta: Obj = {"name": name, "namespace": meta.get("namespace", "")}
+    if meta.get("uid"):
+        cm_meta["ownerReferences"] = [{"apiVersion": API_VERSION, "kind": "Workflow", "name": meta.get("name", ""),
+                                       "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}]
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": cm_meta, "binaryData": {key: value}}
+
+
+def _write(workflow: Obj, live: Obj | None, name: str, key: str, value: str) -> Create | Replace | None:
+    if live is None:
+        return Create(_configmap(workflow, name, key, value), owner_uid=(workflow.get("metadata") or {}).get("uid", ""))
+    if (live.get("binaryData") or {}).get(key) == value:
+        return None
+    updated = json.loads(json.dumps(live))
+    updated.setdefault("binaryData", {})[key] = value
+    return Replace(updated)
+
+
+def merge_succeeded(workflow: Obj, configmaps: dict[str, Obj], names: list[str]) -> tuple[str, Create | Replace | None]:
+    """(ConfigMap name, the write that makes it hold its nodes ∪ `names`, or None when it already does)."""
+    name = naming.succeeded_nodes_configmap((workflow.get("metadata") or {}).get("uid", ""))
+    live = configmaps.get(name)
+    return name, _write(workflow, live, name, SUCCEEDED_KEY, encode_succeeded(read_succeeded(live) + names))
+
+
+def merge_failed(workflow: Obj, configmaps: dict[str, Obj], entries: list[Obj]) -> tuple[str, Create | Replace | None]:
+    """(ConfigMap name, the write that makes it hold its entries ∪ `entries`, or None). On a repeated
+    (name, reason) the newest message wins."""
+    name = naming.failed_nodes_configmap((workflow.get("metadata") or {}).get("uid", ""))
+    live = configmaps.get(name)
+    return name, _write(workflow, live, name, FAILED_KEY, encode_failed(read_failed(live) + entries))

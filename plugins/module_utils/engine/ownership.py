@@ -1,0 +1,76 @@
+"""What to do when a Create meets an existing object of the same name (workflow spec §7.2, §8.3).
+
+The driver reads the live object and asks `on_exists`: adopt it (it is ours), retry later (its holder is
+being deleted) or fail the Workflow with a collision (someone else's). An object of ours that is
+terminating is retried, never adopted (NVCRE's later ADR: do not adopt an own terminating Job).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Union
+
+from .actions import Create
+from .dependencies import WORKFLOW_UID_ANNOTATION
+from .workflow_status import fail
+
+__all__ = ["Adopt", "Retry", "Collision", "on_exists", "fail"]
+
+JOB_COLLISION = "JobNameCollision"
+DEPENDENCY_COLLISION = "DependencyNameCollision"
+NVCRE_JOB = ("nvcre.nvidia.com/v1alpha1", "Job")
+
+
+@dataclass(frozen=True)
+class Adopt:
+    """The existing object is ours: treat the Create as done."""
+
+
+@dataclass(frozen=True)
+class Retry:
+    """A holder is being deleted: leave the rest of the step and reconcile again later."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class Collision:
+    """Someone else's object holds the name: the Workflow fails with `reason`/`message`."""
+
+    reason: str
+    message: str
+
+
+Decision = Union[Adopt, Retry, Collision]
+
+
+def _is_ours(live: dict[str, Any], uid: str, controller_only: bool) -> bool:
+    meta = live.get("metadata") or {}
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("uid") == uid and (ref.get("controller") or not controller_only):
+            return True
+    return not controller_only and (meta.get("annotations") or {}).get(WORKFLOW_UID_ANNOTATION) == uid
+
+
+def on_exists(create: Create, live: dict[str, Any], owner_name: str) -> Decision:
+    """Decide for `create` (whose `owner_uid` proves ownership) given the `live` object of the same name.
+    `owner_name` is the Workflow's name, for the collision message."""
+    obj = create.obj
+    meta = obj.get("metadata") or {}
+    name, namespace = meta.get("name", ""), meta.get("namespace", "")
+    terminating = bool((live.get("metadata") or {}).get("deletionTimestamp"))
+    if (obj.get("apiVersion"), obj.get("kind")) == NVCRE_JOB:
+        # A Job is ours only when this Workflow controls it (§8.3).
+        if terminating:
+            return Retry(f'existing Job "{name}" in namespace "{namespace}" is being deleted; retrying')
+        if create.owner_uid and _is_ours(live, create.owner_uid, controller_only=True):
+            return Adopt()
+        return Collision(JOB_COLLISION, f'Job "{name}" already exists in namespace "{namespace}" and is not '
+                                        f'controlled by Workflow "{owner_name}"; refusing to adopt it')
+    where = f"{namespace}/{name}" if namespace else name
+    kind = obj.get("kind", "")
+    if terminating:
+        return Retry(f'dependency {kind} "{where}" already exists but is being deleted; retrying')
+    if create.owner_uid and _is_ours(live, create.owner_uid, controller_only=False):
+        return Adopt()
+    return Collision(DEPENDENCY_COLLISION, f'dependency {kind} "{where}" already exists and is not owned by '
+                                           f'Workflow "{owner_name}"; refusing to adopt it')

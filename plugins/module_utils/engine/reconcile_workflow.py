@@ -1,0 +1,464 @@
+"""One pass of NVCRE's Workflow reconcile (workflow spec §2 steps 4-12, §4, §7, §8, §10) as a pure function.
+
+`reconcile(world)` reads what the driver observed and returns the actions to run in order. It keeps no
+memory between passes: everything it needs is in the cluster (Workflow status, deterministic child names,
+labels, owner references), so the driver may be killed between any two actions and the next pass goes on.
+
+Invariants that make every pass safe to interrupt and repeat:
+
+- At most one Workflow `UpdateStatus` per step, carrying the resourceVersion as read: a lost or conflicting
+  write is simply recomputed by the next pass from the same cluster state.
+- Creates come before the status write that records them. A child that exists but is not recorded gets
+  the same deterministic `Create` again; the driver meets AlreadyExists and adopts it (`ownership`).
+- Deletes that lose information (a retried group's Job, the previous iteration's Jobs) come *after* the
+  status write that makes them stale, and every later pass finishes them: a Pending group whose Job name
+  is held by a terminal Job deletes it before launching, and Jobs named in `iterationHistory` are deleted
+  whenever they are seen. So a retry or an iteration is counted once: the counter (`retries`,
+  `completedIterations`) moves in the same write that resets the groups.
+- Deletes of job-scoped dependency copies come *before* the write that drops their refs: a lost write
+  repeats the deletes (NotFound is success), never leaks a ref-less object.
+- Node-result ConfigMaps are unions (`node_results`), written before the status that references them:
+  merging the same Job's failed nodes twice changes nothing.
+- Every delete carries the live UID as a precondition: never someone else's object of the same name.
+
+Not handled here: diagnose mode (§9) fails clearly with an InputError; PV stamping and reclaim of PVC
+dependencies (§7.2, §7.3), and the ComputeDomain "not ready" requeue, are left to the driver.
+"""
+from __future__ import annotations
+
+import copy
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from . import detect, jobs, naming, node_results, placement, render
+from .actions import Action, Create, Delete, Event, Ref, Step
+from .dependencies import API_VERSION, SCOPE_JOB, SCOPE_WORKFLOW, DependencyPlan, reference, strip_when
+from .errors import InputError, WorkflowFailure
+from .models import dump, parse_workflow
+from .workflow_status import (FAILED, IN_PROGRESS, SUCCEEDED, condition, fail, is_true, parse_duration,
+                              parse_time, set_condition, status_write, timestamp)
+from .world import WorkflowWorld
+
+__all__ = ["reconcile", "fail", "REQUEUE", "IMMEDIATE"]
+
+REQUEUE = 15.0      # JobRequeueInterval
+IMMEDIATE = 0.05
+DRAIN_BOUND = timedelta(minutes=5)
+POD_JOB_LABEL = "nvcre.nvidia.com/job"
+PENDING, RUNNING = "Pending", "Running"
+HARDWARE_FAILED, VALIDATION_FAILED = "HardwareFailed", "ValidationFailed"
+TIMED_OUT = "JobTimedOut"
+TIMEOUT_MESSAGE = "Job exceeded timeoutPerJob"
+TIMEOUT_BLOCKED_MESSAGE = "Job exceeded timeoutPerJob while its pods were unschedulable"
+SCHEDULING_BLOCKED = "WorkloadSchedulingBlocked"
+Obj = dict[str, Any]
+
+
+def reconcile(world: WorkflowWorld) -> Step:
+    workflow = world.workflow
+    if is_true(workflow, SUCCEEDED) or is_true(workflow, FAILED):
+        return Step(terminal=True)
+    return _Pass(world).run()
+
+
+def _meta(obj: Obj | None) -> Obj:
+    return (obj or {}).get("metadata") or {}
+
+
+def _job_terminal(job: Obj) -> bool:
+    return any(is_true(job, kind) for kind in (HARDWARE_FAILED, FAILED, SUCCEEDED))
+
+
+def _job_failed(job: Obj) -> bool:
+    return any(is_true(job, kind) for kind in (FAILED, HARDWARE_FAILED, VALIDATION_FAILED))
+
+
+def _ref_key(ref: Obj) -> Ref:
+    return Ref(ref.get("apiVersion", ""), ref.get("kind", ""), ref.get("namespace") or "", ref.get("name", ""))
+
+
+class _Pass:
+    def __init__(self, world: WorkflowWorld) -> None:
+        self.world = world
+        self.workflow = world.workflow
+        self.now = world.now or datetime.now(timezone.utc)
+        self.uid = _meta(self.workflow).get("uid", "")
+        self.namespace = _meta(self.workflow).get("namespace", "")
+        self.status: Obj = copy.deepcopy(self.workflow.get("status") or {})
+        self.orch: Obj = self.status.setdefault("orchestration", {})
+        self.actions: list[Action] = []
+        # The spec as the API server stores it, defaults included (a no-op for a Workflow it accepted).
+        self.spec = dump(parse_workflow({k: v for k, v in self.workflow.items() if k != "status"}))["spec"]
+
+    # ------------------------------------------------------------------ entry
+
+    def run(self) -> Step:
+        try:
+            early = render.early_spec(self.spec, self.orch)
+        except WorkflowFailure as failure:
+            return self.failed(failure.reason, failure.message)
+        if (early.get("orchestration") or {}).get("diagnose") is not None:
+            raise InputError("spec.orchestration.diagnose", "diagnose mode is not supported by workflow_run yet")
+        if not self.orch.get("totalGroups"):
+            return self.discover(early)
+        self.resolved = early
+        self.wf_resolved = {**self.workflow, "spec": early}
+        self.execution = (early.get("orchestration") or {}).get("execution") or {}
+        self.iterations = max(int((early.get("orchestration") or {}).get("iterations") or 1), 1)
+        self.unpinned = placement.is_unpinned(early.get("orchestration") or {})
+        job_spec = (early.get("jobTemplate") or {}).get("spec") or {}
+        self.dep_plan = DependencyPlan([strip_when(d) for d in early.get("dependencies") or []], job_spec,
+                                       early.get("gangScheduler"))
+        self.ensure_workflow_dependencies()
+        self.delete_previous_iterations()
+        groups = self.orch.get("groups") or []
+        if any(g.get("phase") == RUNNING for g in groups):
+            return self.poll()
+        if groups and all(g.get("phase") in (SUCCEEDED, FAILED) for g in groups):
+            return self.complete_iteration()
+        return self.launch()
+
+    # ------------------------------------------------------------------ writes
+
+    def write(self, kind: str, reason: str, message: str, requeue: float | None, terminal: bool = False) -> Step:
+        for key in ("totalNodes", "nodesPerJob", "totalGroups"):  # required once orchestration exists
+            self.orch.setdefault(key, 0)
+        candidate = copy.deepcopy(self.status)
+        writes = status_write(self.workflow, candidate, kind, reason, message, self.now)
+        if candidate != (self.workflow.get("status") or {}):
+            self.actions.extend(writes)
+        return Step(self.actions, requeue_after=None if terminal else requeue, terminal=terminal)
+
+    def failed(self, reason: str, message: str) -> Step:
+        return self.write(FAILED, reason, message, None, terminal=True)
+
+    def create(self, obj: Obj) -> None:
+        self.actions.append(Create(obj, owner_uid=self.uid))
+
+    def delete(self, obj: Obj) -> None:
+        self.actions.append(Delete(Ref.of(obj), uid=_meta(obj).get("uid", "")))
+
+    def events(self, events: list[Obj]) -> None:
+        self.actions.extend(Event(self.workflow, e["type"], e["reason"], e["message"]) for e in events)
+
+    # ------------------------------------------------------------------ §4 discovery and partition
+
+    def discover(self, early: Obj) -> Step:
+        plan: Obj = {}
+        try:
+            detection, resolved = render.discover(self.normalized(), self.world.nodes, early, plan)
+            part = render.partition(resolved, detection, plan)
+        except WorkflowFailure as failure:
+            if isinstance(failure, detect.DetectionFailure):
+                plan.update(excluded_nodes=failure.detection.excluded_nodes,
+                            exclusion_reason=failure.detection.exclusion_reason)
+            self.record_plan(plan)
+            self.events(plan.get("events") or [])
+            return self.failed(failure.reason, failure.message)
+        self.record_plan(plan)
+        self.events(plan["events"])
+        job_spec = (resolved.get("jobTemplate") or {}).get("spec") or {}
+        self.dep_plan = DependencyPlan([strip_when(d) for d in resolved.get("dependencies") or []], job_spec,
+                                       resolved.get("gangScheduler"))
+        self.wf_resolved = {**self.workflow, "spec": resolved}
+        self.ensure_workflow_dependencies()
+        total, npj = len(part.detection.nodes), part.nodes_per_job
+        self.orch.update(totalNodes=total, nodesPerJob=npj, totalGroups=len(part.groups), currentIteration=1,
+                         groups=part.groups)
+        if placement.is_unpinned(resolved.get("orchestration") or {}):
+            message = (f"Discovered {total} nodes, running 1 unpinned job of {npj} nodes "
+                       f"({total - npj} target nodes not exercised)")
+        else:
+            message = f"Discovered {total} nodes, partitioned into {len(part.groups)} groups ({npj} nodes/job)"
+        return self.write(IN_PROGRESS, "GroupsPartitioned", message, IMMEDIATE)
+
+    def normalized(self) -> Obj:
+        return {**self.workflow, "spec": self.spec}
+
+    def record_plan(self, plan: Obj) -> None:
+        fields = (("detected_platform", "detectedPlatform"), ("detected_gpu_architecture", "detectedGPUArchitecture"),
+                  ("gpu_products", "gpuProducts"), ("applied_overrides", "appliedOverrides"),
+                  ("placement", "placement"))
+        self.orch.update({key: plan[name] for name, key in fields if name in plan})
+        for key in ("excludedNodes", "exclusionReason"):
+            self.orch.pop(key, None)
+        if plan.get("excluded_nodes"):
+            self.orch.update(excludedNodes=plan["excluded_nodes"], exclusionReason=plan["exclusion_reason"])
+
+    # ------------------------------------------------------------------ §7 dependencies
+
+    def ensure_workflow_dependencies(self) -> None:
+        """§2 step 9: idempotent by count of workflow-scoped refs, as NVCRE (the rest are created in order)."""
+        refs = self.status.setdefault("dependencyRefs", [])
+        done = sum(1 for r in refs if r.get("scope", "") in ("", SCOPE_WORKFLOW))
+        for obj in self.dep_plan.workflow_manifests(self.wf_resolved)[done:]:
+            self.create(obj)
+            refs.append(reference(obj, SCOPE_WORKFLOW))
+        if not refs:
+            self.status.pop("dependencyRefs")
+
+    def clean_job_dependencies(self, group: Obj) -> None:
+        """§7.3: delete this group's copies of the current iteration (reverse order), then drop their refs."""
+        refs = self.status.get("dependencyRefs") or []
+        iteration = self.orch.get("currentIteration", 1)
+        mine = [r for r in refs if r.get("scope") == SCOPE_JOB and r.get("groupName") == group["name"]
+                and r.get("iteration") == iteration]
+        for ref in reversed(mine):
+            live = self.world.dependencies.get(_ref_key(ref))
+            if live is not None and self.owns(live):
+                self.actions.append(Delete(_ref_key(ref), uid=_meta(live).get("uid", "")))
+        if mine:
+            self.status["dependencyRefs"] = [r for r in refs if r not in mine]
+            if not self.status["dependencyRefs"]:
+                self.status.pop("dependencyRefs")
+
+    def owns(self, obj: Obj) -> bool:
+        meta = _meta(obj)
+        return (any(r.get("uid") == self.uid for r in meta.get("ownerReferences") or [])
+                or (meta.get("annotations") or {}).get("nvcre.nvidia.com/workflow-uid") == self.uid)
+
+    # ------------------------------------------------------------------ §8.2 launch
+
+    def job_name(self, group: Obj) -> str:
+        single = jobs.is_single_job(self.resolved.get("orchestration") or {}, int(self.orch["totalGroups"]))
+        return naming.job_name(_meta(self.workflow).get("name", ""), group["name"],
+                               int(self.orch.get("currentIteration") or 1), single)
+
+    def launch(self) -> Step:
+        groups = self.orch.get("groups") or []
+        limit = int(self.execution.get("maxConcurrent") or 0)
+        running = [g for g in groups if g.get("phase") == RUNNING]
+        busy = {n for g in running for n in g.get("nodes") or []}
+        iteration = int(self.orch.get("currentIteration") or 1)
+        launches = []
+        for group in groups:
+            if group.get("phase", PENDING) != PENDING:
+                continue
+            if limit and len(running) + len(launches) >= limit:
+                break
+            if busy & set(group.get("nodes") or []):
+                continue
+            live = self.world.jobs.get(self.job_name(group))
+            if live is not None and (_meta(live).get("deletionTimestamp") or _job_terminal(live)):
+                # The name is still held by this group's previous (retried) Job: finish deleting it first.
+                if not _meta(live).get("deletionTimestamp"):
+                    self.delete(live)
+                continue
+            try:
+                launch = jobs.launch(self.wf_resolved, self.dep_plan, group, iteration,
+                                     int(self.orch["totalGroups"]), self.orch.get("gpuProducts") or [])
+            except WorkflowFailure as failure:
+                return self.failed(failure.reason, failure.message)
+            launches.append((group, launch))
+            busy.update(group.get("nodes") or [])
+        if not launches:
+            current = condition(self.workflow, IN_PROGRESS) or {}
+            return self.write(IN_PROGRESS, current.get("reason", "JobCreated"), current.get("message", ""), REQUEUE)
+        refs = self.status.setdefault("dependencyRefs", [])
+        for group, launch in launches:
+            for obj in launch.dependencies:
+                self.create(obj)
+                ref = reference(obj, SCOPE_JOB, group["name"], iteration)
+                if ref not in refs:
+                    refs.append(ref)
+            self.create(launch.job)
+            job_meta = launch.job["metadata"]
+            group.update(phase=RUNNING, jobRef={"apiVersion": API_VERSION, "kind": "Job", "name": job_meta["name"],
+                                                "namespace": job_meta.get("namespace", self.namespace)},
+                         startTime=timestamp(self.now))
+        if not refs:
+            self.status.pop("dependencyRefs")
+        return self.write(IN_PROGRESS, "JobCreated", self.running_message(), REQUEUE)
+
+    def running_message(self) -> str:
+        running = sum(1 for g in self.orch.get("groups") or [] if g.get("phase") == RUNNING)
+        return f"Iteration {self.orch.get('currentIteration', 1)}/{self.iterations}: {running} groups running"
+
+    # ------------------------------------------------------------------ §8.4-8.6 polling
+
+    def poll(self) -> Step:
+        blocked = ""
+        moved = False
+        failed_nodes: list[Obj] = []
+        deferred: list[Action] = []  # deletes that must follow the status write (retried Jobs)
+        for group in self.orch.get("groups") or []:
+            if group.get("phase") != RUNNING or not group.get("jobRef"):
+                continue
+            name = group["jobRef"]["name"]
+            job = self.world.jobs.get(name)
+            if job is not None and _meta(job).get("deletionTimestamp"):
+                if not self.drained(name):
+                    continue
+                job = None
+            if job is None:  # deleted from outside: the group fails
+                self.backfill(group, name, terminal=True)
+                self.clean_job_dependencies(group)
+                group.update(phase=FAILED, completionTime=timestamp(self.now))
+                group.pop("jobRef", None)
+                moved = True
+                continue
+            terminal = _job_terminal(job)
+            self.backfill(group, name, terminal)
+            if not terminal:
+                message = self.timeout(group, job)
+                if message is None:
+                    if not blocked and self.in_progress_reason(job) == SCHEDULING_BLOCKED:
+                        blocked = f"job {name} scheduling blocked: {self.in_progress_message(job)}"
+                    continue
+                job = self.time_out(job, message)
+            elif (is_true(job, SUCCEEDED) and (job.get("spec") or {}).get("thresholds")
+                  and condition(job, VALIDATION_FAILED) is None):
+                continue  # the Job tier still evaluates the thresholds
+            moved |= self.complete_group(group, job, failed_nodes, deferred)
+        if failed_nodes:
+            name, write = node_results.merge_failed(self.workflow, self.world.configmaps, failed_nodes)
+            if write is not None:
+                self.actions.append(write)
+            self.status["failedNodesRef"] = {"kind": "ConfigMap", "name": name}
+        reason, message = "JobRunning", self.running_message()
+        if blocked:
+            reason, message = "JobSchedulingBlocked", f"{message}; {blocked}"
+        step = self.write(IN_PROGRESS, reason, message, IMMEDIATE if moved else REQUEUE)
+        step.actions.extend(deferred)
+        return step
+
+    def in_progress_reason(self, job: Obj) -> str:
+        return (condition(job, IN_PROGRESS) or {}).get("reason", "")
+
+    def in_progress_message(self, job: Obj) -> str:
+        return (condition(job, IN_PROGRESS) or {}).get("message", "")
+
+    def drained(self, job_name: str) -> bool:
+        return all((p.get("status") or {}).get("phase") in (SUCCEEDED, FAILED)
+                   for p in self.world.pods.get(job_name) or [])
+
+    def backfill(self, group: Obj, job_name: str, terminal: bool) -> None:
+        """§8.5: an Unpinned group learns its nodes from its Job's pods (complete while running)."""
+        if not self.unpinned or group.get("nodes"):
+            return
+        nodes = sorted({(p.get("spec") or {}).get("nodeName") for p in self.world.pods.get(job_name) or []} - {None, ""})
+        if nodes and (terminal or len(nodes) == int(self.orch.get("nodesPerJob") or 0)):
+            group["nodes"] = nodes
+
+    def timeout(self, group: Obj, job: Obj) -> str | None:
+        """§8.6: the timeout message when a non-terminal Job has exceeded `timeoutPerJob`, else None."""
+        if not self.execution.get("timeoutPerJob"):
+            return None
+        limit = parse_duration(self.execution["timeoutPerJob"])
+        status = job.get("status") or {}
+        start = parse_time(status.get("workloadStartTime"))
+        blocked = parse_time(status.get("schedulingBlockedSince"))
+        if blocked is not None:
+            if self.now - blocked > limit:
+                return TIMEOUT_BLOCKED_MESSAGE
+            return TIMEOUT_MESSAGE if start is not None and blocked - start > limit else None
+        if start is not None:
+            return TIMEOUT_MESSAGE if self.now - start > limit else None
+        if status.get("workloadRef"):
+            return None
+        launched = parse_time(group.get("startTime"))
+        return TIMEOUT_MESSAGE if launched is not None and self.now - launched > limit else None
+
+    def time_out(self, job: Obj, message: str) -> Obj:
+        """Fail the Job with JobTimedOut (its status subresource; the Job tier adds the failure log)."""
+        status = copy.deepcopy(job.get("status") or {})
+        self.actions.extend(status_write(job, status, FAILED, TIMED_OUT, message, self.now))
+        return {**job, "status": status}
+
+    def drain_deadline(self, job: Obj) -> datetime:
+        times = [parse_time(c.get("lastTransitionTime")) for c in (job.get("status") or {}).get("conditions") or []
+                 if c.get("type") in (FAILED, HARDWARE_FAILED, VALIDATION_FAILED) and c.get("status") == "True"]
+        times.append(parse_time(_meta(job).get("deletionTimestamp")))
+        latest = max((t for t in times if t is not None), default=self.now)
+        return latest + DRAIN_BOUND
+
+    def complete_group(self, group: Obj, job: Obj, failed_nodes: list[Obj], deferred: list[Action]) -> bool:
+        """completeTerminalGroup; False while a failed Job's pods drain (the group stays Running)."""
+        failed = _job_failed(job)
+        name = _meta(job)["name"]
+        if failed:
+            workload = (job.get("status") or {}).get("workloadRef")
+            if workload:
+                self.actions.append(Delete(Ref(workload.get("apiVersion", ""), workload.get("kind", ""),
+                                               workload.get("namespace") or self.namespace, workload["name"]),
+                                           uid=workload.get("uid", "")))
+            if not self.drained(name) and self.now < self.drain_deadline(job):
+                return False
+        failed_nodes.extend((job.get("status") or {}).get("failedNodes") or [])
+        self.clean_job_dependencies(group)
+        timed_out = (condition(job, FAILED) or {}).get("reason") == TIMED_OUT
+        if failed and not timed_out and int(group.get("retries") or 0) < int(self.execution.get("retryFailedGroups") or 0):
+            group.update(phase=PENDING, retries=int(group.get("retries") or 0) + 1)
+            for key in ("jobRef", "startTime", "completionTime"):
+                group.pop(key, None)
+            if self.unpinned:
+                group["nodes"] = []
+            deferred.append(Delete(Ref.of(job), uid=_meta(job).get("uid", "")))
+            return True
+        group.update(phase=FAILED if failed else SUCCEEDED, completionTime=timestamp(self.now))
+        return True
+
+    # ------------------------------------------------------------------ §8.7-8.8 iterations and final status
+
+    def delete_previous_iterations(self) -> None:
+        """Jobs named in iterationHistory: finishes an iteration change that was interrupted before its deletes."""
+        stale = {g.get("jobName") for it in self.orch.get("iterationHistory") or [] for g in it.get("groups") or []}
+        for name in sorted(stale - {None, ""}):
+            job = self.world.jobs.get(name)
+            if job is not None and not _meta(job).get("deletionTimestamp"):
+                self.delete(job)
+
+    def complete_iteration(self) -> Step:
+        completed = int(self.orch.get("completedIterations") or 0) + 1
+        self.orch["completedIterations"] = completed
+        groups = self.orch["groups"]
+        if completed >= self.iterations:
+            return self.final_status()
+        snapshot = []
+        for group in groups:
+            entry = {"name": group["name"], "phase": group.get("phase")}
+            if group.get("jobRef"):
+                entry["jobName"] = group["jobRef"]["name"]
+            entry.update({k: group[k] for k in ("startTime", "completionTime") if group.get(k)})
+            snapshot.append(entry)
+        self.orch.setdefault("iterationHistory", []).append(
+            {"iteration": int(self.orch.get("currentIteration") or 1), "groups": snapshot})
+        deferred = [Delete(Ref.of(self.world.jobs[e["jobName"]]), uid=_meta(self.world.jobs[e["jobName"]]).get("uid", ""))
+                    for e in snapshot if e.get("jobName") in self.world.jobs]
+        self.orch["currentIteration"] = completed + 1
+        for group in groups:
+            group.update(phase=PENDING, retries=0)
+            for key in ("jobRef", "startTime", "completionTime"):
+                group.pop(key, None)
+            if self.unpinned:
+                group["nodes"] = []
+        step = self.write(IN_PROGRESS, "IterationCompleted",
+                          f"Iteration {completed}/{self.iterations} completed, starting next", IMMEDIATE)
+        step.actions.extend(deferred)
+        return step
+
+    def final_status(self) -> Step:
+        groups = self.orch["groups"]
+        history = [g for it in self.orch.get("iterationHistory") or [] for g in it.get("groups") or []]
+        failed = sum(1 for g in history + groups if g.get("phase") == FAILED)
+        succeeded_nodes = [n for g in groups if g.get("phase") == SUCCEEDED for n in g.get("nodes") or []]
+        if succeeded_nodes:
+            name, write = node_results.merge_succeeded(self.workflow, self.world.configmaps, succeeded_nodes)
+            if write is not None:
+                self.actions.append(write)
+            self.status["succeededNodesRef"] = {"kind": "ConfigMap", "name": name}
+        if not failed:
+            return self.write(SUCCEEDED, "JobCompleted", f"All {self.iterations} iterations completed successfully",
+                              None, terminal=True)
+        failed_jobs = [self.world.jobs.get(g["jobRef"]["name"]) or {} for g in groups
+                       if g.get("phase") == FAILED and g.get("jobRef")]
+        hardware = any(is_true(j, HARDWARE_FAILED) for j in failed_jobs)
+        validation = any(is_true(j, VALIDATION_FAILED) for j in failed_jobs)
+        message = f"{failed} groups failed across {self.iterations} iterations"
+        if validation:
+            set_condition(self.status, VALIDATION_FAILED, True, "JobValidationFailed",
+                          "One or more Jobs failed performance threshold validation",
+                          _meta(self.workflow).get("generation"), self.now)
+        if hardware:
+            return self.failed("JobHardwareFailed", f"{message}; hardware failures occurred on one or more nodes")
+        return self.failed("JobValidationFailed" if validation else "IterationsFailed", message)
