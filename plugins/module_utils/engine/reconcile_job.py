@@ -61,7 +61,8 @@ def reconcile(world: JobWorld) -> Step:
         elif phase == workload.FAILED:
             outcome = (FAILED, WORKLOAD_FAILED, f"Workload {attempt} failed: {message}")
         elif phase == workload.PENDING:
-            outcome = (IN_PROGRESS, WORKLOAD_PENDING, f"Workload {attempt} is pending" + (f": {message}" if message else ""))
+            suffix = f": {message}" if message else ""
+            outcome = (IN_PROGRESS, WORKLOAD_PENDING, f"Workload {attempt} is pending{suffix}")
         else:
             outcome, requeue = _running(world, new, attempt, now)
 

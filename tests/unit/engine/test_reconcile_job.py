@@ -1,7 +1,7 @@
 """Job tier, one reconcile pass (surroundings.md §2.3), table-driven from data/reconcile_job/cases.yaml.
 
-Each case patches the world in data/reconcile_job/_base.yaml and lists the whole Step it expects: every
-created object, every status written (in full) and every event, with exact texts.
+Each case patches the world in data/reconcile_job/_base.yaml; expected.yaml holds the whole Step it must
+produce: every created object, every status written (in full) and every event, with exact texts.
 """
 import copy
 from datetime import datetime
@@ -11,13 +11,15 @@ import jsonpatch
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import attribution, health, reconcile_job
+from ansible_collections.cre.certification.plugins.module_utils.engine import (attribution, health, ownership,
+                                                                                reconcile_job)
 from ansible_collections.cre.certification.plugins.module_utils.engine.actions import Create, Event, UpdateStatus
 from ansible_collections.cre.certification.plugins.module_utils.engine.world import JobWorld
 
 DATA = Path(__file__).parent / "data" / "reconcile_job"
 BASE = yaml.safe_load((DATA / "_base.yaml").read_text())
-CASES = yaml.safe_load((DATA / "cases.yaml").read_text())
+CASES = yaml.safe_load((DATA / "cases.yaml").read_text())["cases"]
+EXPECTED = yaml.safe_load((DATA / "expected.yaml").read_text())
 
 
 def make_world(patch):
@@ -43,23 +45,87 @@ def describe(step, job):
     return {"actions": actions, "requeue_after": step.requeue_after, "terminal": step.terminal}
 
 
+def test_every_case_has_an_expectation():
+    assert sorted(EXPECTED) == sorted(c["id"] for c in CASES)
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_reconcile(case):
     world = make_world(case.get("patch", []))
     stored = copy.deepcopy(world)
-    assert describe(reconcile_job.reconcile(world), world.job) == case["expect"]
+    assert describe(reconcile_job.reconcile(world), world.job) == EXPECTED[case["id"]]
     assert world == stored  # the observed world is never modified
 
 
 def test_replaying_the_written_status_converges():
-    """Resumability: applying a pass's status write and reconciling again writes nothing more."""
+    """Applying each pass's status write and reconciling again reaches a fixed point within two more passes,
+    and the fixed point writes nothing (status writes are idempotent, events only on transitions)."""
     for case in CASES:
         world = make_world(case.get("patch", []))
-        step = reconcile_job.reconcile(world)
-        writes = [a for a in step.actions if isinstance(a, UpdateStatus)]
-        if not writes or any(isinstance(a, Create) for a in step.actions):
+        if any(isinstance(a, Create) for a in reconcile_job.reconcile(world).actions):
             continue
-        world.job = writes[-1].obj
-        again = reconcile_job.reconcile(world)
-        assert not [a for a in again.actions if not isinstance(a, Event)], case["id"]
-        assert not again.actions, case["id"]
+        for _ in range(3):
+            writes = [a for a in reconcile_job.reconcile(world).actions if isinstance(a, UpdateStatus)]
+            if not writes:
+                break
+            world.job = writes[-1].obj
+        assert reconcile_job.reconcile(world).actions == [], case["id"]
+
+
+def test_killed_between_create_and_status_write():
+    """The Create is re-issued until the workload is seen; the driver adopts it on AlreadyExists (ownership)
+    and the next pass records it as adopted. A foreign holder of the name is never adopted."""
+    world = make_world([])
+    create = reconcile_job.reconcile(world).actions[0]
+    assert isinstance(create, Create)
+    assert reconcile_job.reconcile(world).actions[0] == create  # same object, same owner UID: deterministic
+    live = {**copy.deepcopy(create.obj), "metadata": {**create.obj["metadata"], "uid": "wl-uid-1"}}
+    assert isinstance(ownership.on_exists(create, live, "wf-job"), ownership.Adopt)
+    foreign = copy.deepcopy(live)
+    foreign["metadata"]["ownerReferences"][0]["uid"] = "someone-else"
+    assert not isinstance(ownership.on_exists(create, foreign, "wf-job"), ownership.Adopt)
+    world.workload = live
+    adopted = reconcile_job.reconcile(world)
+    assert [type(a) for a in adopted.actions] == [UpdateStatus, Event]
+    assert adopted.actions[0].obj["status"]["workloadRef"]["uid"] == "wl-uid-1"
+    assert adopted.actions[1].reason == "WorkloadAdopted"
+
+
+def test_fail_and_create_failed():
+    world = make_world([*[{"op": "copy", "from": f"/templates/{t}", "path": p}
+                          for t, p in (("status_running", "/job/status"), ("trainjob", "/workload"))]])
+    step = reconcile_job.create_failed(world, 'trainjobs.trainer.kubeflow.org "wf-job-workload" is forbidden')
+    assert step.requeue_after == 10.0 and not step.terminal
+    assert [(a.type, a.reason, a.message) for a in step.actions] == [
+        ("Warning", "WorkloadCreationError", 'trainjobs.trainer.kubeflow.org "wf-job-workload" is forbidden')]
+    failed = reconcile_job.fail(world, "WorkloadCreationError", "boom")
+    assert failed.terminal
+    status = failed.actions[0].obj["status"]
+    assert [(c["type"], c["status"], c["reason"], c["message"]) for c in status["conditions"]] == [
+        ("InProgress", "False", "NotApplicable", ""), ("Succeeded", "False", "NotApplicable", ""),
+        ("Failed", "True", "WorkloadCreationError", "boom")]
+    assert (failed.actions[1].type, failed.actions[1].reason) == ("Warning", "WorkloadCreationError")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("", ""),
+    ("one\ntwo", "one\ntwo"),
+    ("".join(f"line {i}\n" for i in range(1000)), "".join(f"line {i}\n" for i in range(200, 1000))),
+    ("x" * 40000 + "\n" + "y" * 100 + "\n", ("x" * 40000 + "\n" + "y" * 100 + "\n")[-32768:]),
+    ("é" * 20000, "é" * 16384),  # 2 bytes each: cut on a character boundary, at most 32 KiB
+])
+def test_log_tail(text, expected):
+    assert attribution.tail(text) == expected
+    assert len(attribution.tail(text).encode()) <= 32768
+
+
+def test_health_is_linear_and_robust():
+    """Thousands of nodes, some gone, some erroring: one compile, only the true ones flagged, in order."""
+    expr = 'node.metadata.labels["gpu.health"] == "bad"'
+    nodes = {f"n{i:04d}": {"metadata": {"labels": {"gpu.health": "bad" if i % 1000 == 7 else "ok"}}}
+             for i in range(3000)}
+    nodes["n0500"] = {"metadata": {}}  # no labels: eval error, not a failure
+    names = [*nodes, "gone-node"]
+    assert health.failing_nodes(expr, names, nodes) == ["n0007", "n1007", "n2007"]
+    assert health.failing_nodes("node.metadata.(", names, nodes) == []  # does not compile: flags nothing
+    assert health.failing_nodes("", names, nodes) == []
