@@ -3,16 +3,19 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 from kubernetes import client
 
 from tools.sim import cluster
 
 NODES = 16
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -42,6 +45,28 @@ def sim() -> Iterator[Sim]:
 def kube(sim: Sim) -> client.ApiClient:
     """An ApiClient for the session cluster."""
     return sim.api
+
+
+@pytest.fixture(scope="session")
+def crds(kube: client.ApiClient) -> client.CustomObjectsApi:
+    """The NVCRE CRDs (crds/*.yaml), installed once with server-side apply and Established."""
+    api = client.CustomObjectsApi(kube)
+    ext = client.ApiextensionsV1Api(kube)
+    names = []
+    for path in sorted((ROOT / "crds").glob("*.yaml")):
+        crd = yaml.safe_load(path.read_text())
+        api.patch_cluster_custom_object("apiextensions.k8s.io", "v1", "customresourcedefinitions",
+                                        crd["metadata"]["name"], crd, field_manager="cre-certification-tests",
+                                        force=True, _content_type="application/apply-patch+yaml")
+        names.append(crd["metadata"]["name"])
+    deadline = time.monotonic() + 60
+    for name in names:
+        while not any(c.type == "Established" and c.status == "True"
+                      for c in ext.read_custom_resource_definition(name).status.conditions or []):
+            assert time.monotonic() < deadline, f"CRD {name} not Established"
+            time.sleep(0.2)
+    time.sleep(1)  # discovery of the new kinds
+    return api
 
 
 @pytest.fixture

@@ -176,28 +176,6 @@ CREATES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def crds(kube: client.ApiClient) -> client.CustomObjectsApi:
-    """Install crds/*.yaml with server-side apply and wait until every CRD is Established."""
-    api = client.CustomObjectsApi(kube)
-    ext = client.ApiextensionsV1Api(kube)
-    names = []
-    for path in sorted((ROOT / "crds").glob("*.yaml")):
-        crd = yaml.safe_load(path.read_text())
-        api.patch_cluster_custom_object("apiextensions.k8s.io", "v1", "customresourcedefinitions",
-                                        crd["metadata"]["name"], crd, field_manager="cre-certification-tests",
-                                        force=True, _content_type="application/apply-patch+yaml")
-        names.append(crd["metadata"]["name"])
-    deadline = time.monotonic() + 60
-    for name in names:
-        while not any(c.type == "Established" and c.status == "True"
-                      for c in ext.read_custom_resource_definition(name).status.conditions or []):
-            assert time.monotonic() < deadline, f"CRD {name} not Established"
-            time.sleep(0.2)
-    time.sleep(1)  # discovery of the new kinds
-    return api
-
-
 def _create(api: client.CustomObjectsApi, namespace: str, obj: dict) -> dict:
     obj = copy.deepcopy(obj)
     obj["metadata"] = {**obj.get("metadata", {}), "name": f"adm-{next(_names)}", "namespace": namespace}

@@ -1,27 +1,18 @@
 """catalog_info through real `ansible localhost -m cre.certification.catalog_info` runs from the repo root."""
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 from pathlib import Path
 
 import yaml
 
 from ansible_collections.cre.certification.plugins.modules import catalog_info as stub
+from tests.ansible_run import ansible_module
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def ansible(args: dict, *flags: str) -> tuple[int, dict]:
-    """Run the module as a user would; return the exit code and the task result (json callback)."""
-    env = {**os.environ, "ANSIBLE_LOAD_CALLBACK_PLUGINS": "1", "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
-           "ANSIBLE_LOCALHOST_WARNING": "0", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0"}
-    module_args = ["-a", json.dumps(args)] if args else []  # ansible reads "-a {}" as raw params
-    proc = subprocess.run([str(ROOT / ".venv" / "bin" / "ansible"), "localhost", *flags, "-m",
-                           "cre.certification.catalog_info", *module_args],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
-    return proc.returncode, json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
+    return ansible_module("catalog_info", args, *flags)
 
 
 def test_documentation_matches_argument_spec():

@@ -1,7 +1,5 @@
 """The workflow_render face: in-process through the action plugin, and a few runs of the real `ansible`."""
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import jsonpatch
@@ -10,6 +8,7 @@ import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine import mocknodes
 from ansible_collections.cre.certification.plugins.modules import workflow_render as stub
+from tests.ansible_run import ansible_module
 
 ROOT = Path(__file__).resolve().parents[3]
 WORKFLOW_FILE = ROOT / "tests" / "unit" / "engine" / "data" / "render" / "_workflow.yaml"
@@ -76,15 +75,8 @@ def test_documentation_matches_the_argument_spec():
         assert yaml.safe_load(section)
 
 
-def ansible(*module_args):
-    """`ansible localhost -m cre.certification.workflow_render -a <json>` from the repo root; the JSON result."""
-    env = {**os.environ, "ANSIBLE_LOAD_CALLBACK_PLUGINS": "1", "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
-           "ANSIBLE_LOCALHOST_WARNING": "0", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0"}
-    proc = subprocess.run([str(ROOT / ".venv" / "bin" / "ansible"), "localhost", "-m", "cre.certification.workflow_render",
-                           "-a", json.dumps(module_args[0])], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=120, check=False)
-    report = json.loads(proc.stdout)
-    return proc.returncode, report["plays"][0]["tasks"][0]["hosts"]["localhost"]
+def ansible(args: dict) -> tuple[int, dict]:
+    return ansible_module("workflow_render", args)
 
 
 def test_real_ansible_renders_six_jobs():
