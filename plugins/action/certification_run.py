@@ -41,7 +41,7 @@ def desired_certification(args: dict[str, Any]) -> Obj:
     clash = sorted(set(args["options"]) & {"target", "categories", "gangScheduler"})
     if clash:
         raise InputError(f"options.{clash[0]}", "is not a CategoryOptions field; use the module option instead")
-    spec: Obj = {**copy.deepcopy(args["options"]), "categories": copy.deepcopy(args["categories"])}
+    spec: Obj = {**copy.deepcopy(args["options"]), "categories": categories(args["categories"])}
     if args["target"]:
         spec["target"] = copy.deepcopy(args["target"])
     if args["gang_scheduler"]:
@@ -53,6 +53,19 @@ def desired_certification(args: dict[str, Any]) -> Obj:
     obj["spec"] = dump(parse_certification(obj))["spec"]
     certification.check_categories(obj["spec"])
     return obj
+
+
+def categories(items: list[Any]) -> list[Obj]:
+    """Categories as dicts; `domain/variant` strings (what a survey multiselect gives) are accepted too."""
+    out = []
+    for index, item in enumerate(items):
+        if isinstance(item, str):
+            domain, sep, variant = item.partition("/")
+            if not (sep and domain and variant):
+                raise InputError(f"categories[{index}]", f'must be "domain/variant" or a dict, got "{item}"')
+            item = {"domain": domain, "variant": variant}
+        out.append(copy.deepcopy(item))
+    return out
 
 
 def _owned_by(obj: Obj, owner: Obj) -> bool:
@@ -262,8 +275,12 @@ class CertificationRun:
                 or [],
             })
         phase = condition["type"] if condition["type"] in ("Succeeded", "Failed") else "InProgress"
-        return {"changed": self.changed, "name": cert["metadata"]["name"], "namespace": self.namespace,
-                "phase": phase, "condition": condition, "categories": summaries, "timed_out": timed_out}
+        short = {"name": cert["metadata"]["name"], "namespace": self.namespace, "phase": phase,
+                 "condition": condition, "timed_out": timed_out,
+                 "categories": [{"category": f"{s['domain']}/{s['variant']}", "workflow": s["workflow"],
+                                 "status": s["status"], "failed_nodes": len({f["name"] for f in s["failed_nodes"]})}
+                                for s in summaries]}
+        return {"changed": self.changed, **short, "categories": summaries, "summary": short}
 
 
 class ActionModule(EngineAction):

@@ -37,8 +37,9 @@ options:
     description:
       - The categories to certify, in order (1 to 64), each C({domain, variant, options}); C(options) are
         C(CategoryOptions) (camelCase, as in the CRD) that replace the global O(options) for this category.
+      - A string C(domain/variant) stands for C({domain, variant}) (what a survey multiselect gives).
     type: list
-    elements: dict
+    elements: raw
     required: true
   target:
     description:
@@ -116,6 +117,11 @@ categories:
   returned: success
   type: list
   elements: dict
+summary:
+  description: The short form for AWX stats, C({name, namespace, phase, condition, timed_out, categories}) with
+    per category C(category), C(workflow), C(status) and the number of C(failed_nodes).
+  returned: success
+  type: dict
 timed_out:
   description: Whether O(timeout) passed before the Certification finished.
   returned: success
@@ -140,7 +146,7 @@ SPEC = {
         **auth_argument_spec(),
         "name": {"type": "str", "required": True},
         "namespace": {"type": "str", "default": "default"},
-        "categories": {"type": "list", "elements": "dict", "required": True},
+        "categories": {"type": "list", "elements": "raw", "required": True},
         "target": {"type": "dict", "default": {}},
         "gang_scheduler": {"type": "dict"},
         "options": {"type": "dict", "default": {}},
