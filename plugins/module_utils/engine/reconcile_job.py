@@ -13,11 +13,12 @@ import copy
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from . import attribution, conditions, health, workload
+from . import attribution, health, workload
 from .actions import Action, Create, Event, Step, UpdateStatus
-from .conditions import FAILED, IN_PROGRESS, SUCCEEDED
 from .errors import InputError
 from .models.job import DEFAULT_SCHEDULING_STALL_GRACE_SECONDS
+from .workflow_status import (FAILED, IN_PROGRESS, SUCCEEDED, condition, is_true, parse_time, set_condition,
+                              set_exclusive, timestamp, true_type)
 from .world import JobWorld
 
 HARDWARE_FAILED = "HardwareFailed"
@@ -39,7 +40,7 @@ Obj = dict[str, Any]
 def reconcile(world: JobWorld) -> Step:
     job = world.job
     status = job.get("status") or {}
-    if _terminal(status):
+    if is_true(job, SUCCEEDED) or is_true(job, FAILED):
         return Step(terminal=True)  # checks stop; attribution was written with the terminal condition
     now = world.now or datetime.now(timezone.utc)
     ref = status.get("workloadRef")
@@ -69,27 +70,20 @@ def reconcile(world: JobWorld) -> Step:
     _check_health(world, new, now)
     if outcome[0] == FAILED:
         _attribute_failure(world, new, outcome[2])
-    new["conditions"] = conditions.set_exclusive(new.get("conditions") or [], *outcome, now, _generation(job))
-    return Step(_write(job, status, new), requeue_after=requeue, terminal=outcome[0] != IN_PROGRESS)
+    set_exclusive(new, *outcome, _generation(job), now)
+    return Step(_write(job, new), requeue_after=requeue, terminal=outcome[0] != IN_PROGRESS)
 
 
 def fail(world: JobWorld, reason: str, message: str) -> Step:
     """Mark the Job Failed with `reason`/`message` (e.g. when the driver meets a workload it must not adopt)."""
-    status = world.job.get("status") or {}
-    now = world.now or datetime.now(timezone.utc)
-    new = {**copy.deepcopy(status), "conditions": conditions.set_exclusive(
-        status.get("conditions") or [], FAILED, reason, message, now, _generation(world.job))}
-    return Step(_write(world.job, status, new), terminal=True)
+    new = copy.deepcopy(world.job.get("status") or {})
+    set_exclusive(new, FAILED, reason, message, _generation(world.job), world.now or datetime.now(timezone.utc))
+    return Step(_write(world.job, new), terminal=True)
 
 
 def create_failed(world: JobWorld, message: str) -> Step:
     """A workload create the API refused: transient, a Warning and a retry; the Job is not failed."""
     return Step([Event(world.job, "Warning", WORKLOAD_CREATION_ERROR, message)], requeue_after=CREATE_RETRY_SECONDS)
-
-
-def _terminal(status: Obj) -> bool:
-    conds = status.get("conditions")
-    return conditions.is_true(conds, SUCCEEDED) or conditions.is_true(conds, FAILED)
 
 
 def _ours(live: Obj | None, job: Obj, ref: Obj | None) -> bool:
@@ -122,9 +116,8 @@ def _create_or_adopt(world: JobWorld, live: Obj | None, now: datetime) -> Step:
         new = {**copy.deepcopy(status), "workloadRef": _ref(obj, "")}
         reason, message = WORKLOAD_CREATED, f"Created {workload.TRAINJOB_KIND} {obj['metadata']['name']}"
         actions = [Create(obj, owner_uid=(job.get("metadata") or {}).get("uid", ""))]
-    new["conditions"] = conditions.set_exclusive(status.get("conditions") or [], IN_PROGRESS, reason, message, now,
-                                                 _generation(job))
-    return Step(actions + _write(job, status, new))
+    set_exclusive(new, IN_PROGRESS, reason, message, _generation(job), now)
+    return Step(actions + _write(job, new))
 
 
 def _ref(obj: Obj, uid: str) -> Obj:
@@ -156,7 +149,7 @@ def _running(world: JobWorld, new: Obj, attempt: str, now: datetime) -> tuple[tu
     is the same on every pass. On resume the blocked episode is added to workloadStartTime: the Workflow
     counts timeoutPerJob from it, and blocked time must not count.
     """
-    new.setdefault("workloadStartTime", conditions.timestamp(now))
+    new.setdefault("workloadStartTime", timestamp(now))
     running = (IN_PROGRESS, WORKLOAD_RUNNING, f"Workload {attempt} is running")
     blocked = _unschedulable(world.pods)
     grace = timedelta(seconds=int((world.job.get("spec") or {}).get("schedulingStallGraceSeconds")
@@ -165,14 +158,14 @@ def _running(world: JobWorld, new: Obj, attempt: str, now: datetime) -> tuple[tu
         since, message = blocked
         since = min(since, now)
         if new.get("schedulingBlockedSince") or now - since >= grace:
-            new.setdefault("schedulingBlockedSince", conditions.timestamp(since))
+            new.setdefault("schedulingBlockedSince", timestamp(since))
             return (IN_PROGRESS, WORKLOAD_SCHEDULING_BLOCKED, message), None
         return running, (since + grace - now).total_seconds()
     if blocked_since := new.pop("schedulingBlockedSince", None):
-        start = _parse(new["workloadStartTime"])
-        paused = now - max(_parse(blocked_since), start)
-        new["workloadStartTime"] = conditions.timestamp(start + max(paused, timedelta(0)))
-        new["schedulingResumedTime"] = conditions.timestamp(now)
+        start = parse_time(new["workloadStartTime"]) or now
+        paused = now - max(parse_time(blocked_since) or now, start)
+        new["workloadStartTime"] = timestamp(start + max(paused, timedelta(0)))
+        new["schedulingResumedTime"] = timestamp(now)
     return running, None
 
 
@@ -183,9 +176,9 @@ def _unschedulable(pods: list[Obj]) -> tuple[datetime, str] | None:
         status = pod.get("status") or {}
         if status.get("phase", "Pending") != "Pending" or (pod.get("metadata") or {}).get("deletionTimestamp"):
             continue
-        cond = conditions.find(status.get("conditions"), "PodScheduled")
+        cond = condition(pod, "PodScheduled")
         if cond and cond.get("status") == "False" and cond.get("reason") == UNSCHEDULABLE:
-            since = _parse(cond.get("lastTransitionTime") or "") or datetime.max.replace(tzinfo=timezone.utc)
+            since = parse_time(cond.get("lastTransitionTime") or "") or datetime.max.replace(tzinfo=timezone.utc)
             found.append((since, (pod.get("metadata") or {}).get("name", ""), cond.get("message") or ""))
     if not found:
         return None
@@ -204,8 +197,7 @@ def _check_health(world: JobWorld, new: Obj, now: datetime) -> None:
     if hardware:
         # Go's %v of a []string: [a b].
         message = f"Hardware failure detected on node(s): [{' '.join(hardware)}]"
-        new["conditions"] = conditions.set_condition(new.get("conditions") or [], HARDWARE_FAILED, "True",
-                                                     health.REASON, message, now, _generation(world.job))
+        set_condition(new, HARDWARE_FAILED, True, health.REASON, message, _generation(world.job), now)
 
 
 def _attribute_failure(world: JobWorld, new: Obj, message: str) -> None:
@@ -219,19 +211,18 @@ def _attribute_failure(world: JobWorld, new: Obj, message: str) -> None:
     new.setdefault("failureLog", attribution.failure_log(world.pods, world.logs))
 
 
-def _write(job: Obj, old: Obj, new: Obj) -> list[Action]:
-    """The status write (job as read, resourceVersion kept) and an event per condition transition."""
-    if new == old:
+def _write(job: Obj, new: Obj) -> list[Action]:
+    """The status write (job as read, resourceVersion kept) and an event per transition: of the True
+    exclusive condition's type or reason (Warning for Failed), and of the HardwareFailed message."""
+    if new == (job.get("status") or {}):
         return []
-    obj = {**job, "status": new}
-    actions: list[Action] = [UpdateStatus(obj)]
-    before = conditions.true_exclusive(old.get("conditions"))
-    after = conditions.true_exclusive(new.get("conditions"))
-    if after and (before is None or (before["type"], before["reason"]) != (after["type"], after["reason"])):
+    updated = {**job, "status": new}
+    actions: list[Action] = [UpdateStatus(updated)]
+    before, after = condition(job, true_type(job)), condition(updated, true_type(updated))
+    if after and ((before or {}).get("type"), (before or {}).get("reason")) != (after["type"], after["reason"]):
         kind = "Warning" if after["type"] == FAILED else "Normal"
         actions.append(Event(job, kind, after["reason"], after["message"]))
-    hw_before = conditions.find(old.get("conditions"), HARDWARE_FAILED)
-    hw_after = conditions.find(new.get("conditions"), HARDWARE_FAILED)
+    hw_before, hw_after = condition(job, HARDWARE_FAILED), condition(updated, HARDWARE_FAILED)
     if hw_after and (hw_before or {}).get("message") != hw_after["message"]:
         actions.append(Event(job, "Warning", hw_after["reason"], hw_after["message"]))
     return actions
@@ -239,11 +230,3 @@ def _write(job: Obj, old: Obj, new: Obj) -> list[Action]:
 
 def _generation(job: Obj) -> int | None:
     return (job.get("metadata") or {}).get("generation")
-
-
-def _parse(text: str) -> datetime | None:
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)

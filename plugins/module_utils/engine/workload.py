@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from . import gang, naming
-from .conditions import find
 from .dependencies import API_VERSION, json_copy
 from .errors import InputError
 from .jobs import DEFAULT_TARGET, MANAGED_BY, MANAGED_BY_LABEL
+from .workflow_status import condition
 
 TRAINJOB_API_VERSION = "trainer.kubeflow.org/v1alpha1"
 TRAINJOB_KIND = "TrainJob"
@@ -90,12 +90,11 @@ def is_controlled_by(obj: Obj, uid: str) -> bool:
 
 def status(train_job: Obj) -> tuple[str, str]:
     """(phase, message) of a TrainJob: terminal conditions first, then suspension, else Running."""
-    conditions = (train_job.get("status") or {}).get("conditions")
     for cond_type, phase in (("Failed", FAILED), ("Complete", SUCCEEDED)):
-        cond = find(conditions, cond_type)
+        cond = condition(train_job, cond_type)
         if cond and cond.get("status") == "True":
             return phase, cond.get("message") or cond.get("reason") or ""
-    suspended = find(conditions, "Suspended")
+    suspended = condition(train_job, "Suspended")
     suspended_true = suspended is not None and suspended.get("status") == "True"
     if suspended_true or (train_job.get("spec") or {}).get("suspend"):
         return PENDING, (suspended or {}).get("message", "") if suspended_true else ""
