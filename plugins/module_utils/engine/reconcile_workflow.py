@@ -11,9 +11,10 @@ Invariants that make every pass safe to interrupt and repeat:
 - Creates come before the status write that records them. A child that exists but is not recorded gets
   the same deterministic `Create` again; the driver meets AlreadyExists and adopts it (`ownership`).
 - Deletes that lose information (a retried group's Job, the previous iteration's Jobs) come *after* the
-  status write that makes them stale, and every later pass finishes them: a Pending group whose Job name
-  is held by a terminal Job deletes it before launching, and Jobs named in `iterationHistory` are deleted
-  whenever they are seen. So a retry or an iteration is counted once: the counter (`retries`,
+  status write that makes them stale, and every later pass finishes them: a retried group stays Pending
+  with its old `jobRef` (name and UID) until relaunch, so the Job holding that UID is deleted before the
+  name is reused, while a fresh Job that exists unrecorded is adopted; Jobs named in `iterationHistory`
+  are deleted whenever they are seen. So a retry or an iteration is counted once: the counter (`retries`,
   `completedIterations`) moves in the same write that resets the groups.
 - Deletes of job-scoped dependency copies come *before* the write that drops their refs: a lost write
   repeats the deletes (NotFound is success), never leaks a ref-less object.
@@ -239,10 +240,10 @@ class _Pass:
             if busy & set(group.get("nodes") or []):
                 continue
             live = self.world.jobs.get(self.job_name(group))
-            if live is not None and (_meta(live).get("deletionTimestamp") or _job_terminal(live)):
-                # The name is still held by this group's previous (retried) Job: finish deleting it first.
-                if not _meta(live).get("deletionTimestamp"):
-                    self.delete(live)
+            if live is not None and _meta(live).get("deletionTimestamp"):
+                continue  # a previous holder of the name is going away; never adopt a terminating Job
+            if live is not None and _meta(live).get("uid") == (group.get("jobRef") or {}).get("uid"):
+                self.delete(live)  # the retried Job, whose delete was interrupted: finish it first
                 continue
             try:
                 launch = jobs.launch(self.wf_resolved, self.dep_plan, group, iteration,
@@ -388,8 +389,11 @@ class _Pass:
         self.clean_job_dependencies(group)
         timed_out = (condition(job, FAILED) or {}).get("reason") == TIMED_OUT
         if failed and not timed_out and int(group.get("retries") or 0) < int(self.execution.get("retryFailedGroups") or 0):
-            group.update(phase=PENDING, retries=int(group.get("retries") or 0) + 1)
-            for key in ("jobRef", "startTime", "completionTime"):
+            # jobRef keeps only the retried Job's identity (with its UID) until the relaunch replaces it, so
+            # that a pass interrupted before the delete below tells that Job from a fresh unrecorded one.
+            group.update(phase=PENDING, retries=int(group.get("retries") or 0) + 1,
+                         jobRef={**group["jobRef"], "uid": _meta(job).get("uid", "")})
+            for key in ("startTime", "completionTime"):
                 group.pop(key, None)
             if self.unpinned:
                 group["nodes"] = []
