@@ -23,7 +23,7 @@ class Ref:
     @staticmethod
     def of(obj: Obj) -> "Ref":
         meta = obj.get("metadata") or {}
-        return Ref(obj["apiVersion"], obj["kind"], meta.get("namespace") or "", meta["name"])
+        return Ref(obj["apiVersion"], obj["kind"], meta.get("namespace") or "", meta.get("name") or "")
 
 
 @dataclass(frozen=True)
