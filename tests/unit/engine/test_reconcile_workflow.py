@@ -126,6 +126,8 @@ class Sim:
 
     def job_tier(self) -> None:
         for name, job in self.of_kind("Job").items():
+            if name not in self.attempts:
+                continue  # someone else's Job
             status = job.setdefault("status", {})
             if any(c["status"] == "True" and c["type"] in ("Succeeded", "Failed", "HardwareFailed")
                    for c in status.get("conditions") or []):
@@ -262,3 +264,66 @@ def test_kill_anywhere_resumes_to_the_same_end(scenario):
         sim = Sim(scenario)
         sim.run(kill=point)
         assert sim.outcome() == expected, f"killed at step {point[0]} before action {point[1]}"
+
+
+OWNERSHIP = yaml.safe_load((DATA / "ownership.yaml").read_text())
+
+
+@pytest.mark.parametrize("case", OWNERSHIP, ids=[c["id"] for c in OWNERSHIP])
+def test_on_exists(case):
+    if case["kind"] == "Job":
+        obj = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job",
+               "metadata": {"name": "nccl-test-job", "namespace": "certify"}}
+    else:
+        obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "hints", "namespace": "certify"}}
+    decision = ownership.on_exists(Create(obj, owner_uid="wf-uid"), {"metadata": case["live"]}, "nccl-test")
+    expect = case["expect"]
+    assert type(decision).__name__ == expect["decision"]
+    assert {k: getattr(decision, k) for k in ("reason", "message") if hasattr(decision, k)} == {
+        k: v for k, v in expect.items() if k != "decision"}
+
+
+def test_collision_on_launch_fails_the_workflow_with_refs_kept():
+    scenario = {"nodes": {"platform": "aws", "gpu_architecture": "h100", "count": 2}}
+    sim = Sim(scenario)
+    squatter = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job",
+                "metadata": {"name": "nccl-test-job", "namespace": "certify", "uid": "foreign", "resourceVersion": "1"}}
+    sim.store[Ref.of(squatter)] = squatter
+    sim.run()
+    assert condition(sim.workflow) == {
+        "type": "Failed", "reason": "JobNameCollision",
+        "message": 'Job "nccl-test-job" already exists in namespace "certify" and is not controlled by Workflow '
+                   '"nccl-test"; refusing to adopt it'}
+    assert sim.store[Ref.of(squatter)]["metadata"]["uid"] == "foreign"
+    assert [r["name"] for r in sim.workflow["status"]["dependencyRefs"]] == ["topology-hints"]
+
+
+def test_terminal_guard_and_override_error():
+    sim = Sim({"nodes": {"platform": "aws", "gpu_architecture": "h100", "count": 2},
+               "patch": [{"op": "add", "path": "/spec/overrides", "value": [
+                   {"when": {}, "jobTemplatePatch": [{"op": "remove", "path": "/spec/nope"}]}]}]})
+    step = reconcile_workflow.reconcile(sim.world())
+    assert step.terminal and step.requeue_after is None
+    sim.execute(step)
+    found = condition(sim.workflow)
+    assert (found["type"], found["reason"]) == ("Failed", "OverrideError")
+    assert found["message"].startswith("Failed to apply overrides: override[0]: ")
+    again = reconcile_workflow.reconcile(sim.world())
+    assert again.terminal and again.actions == []
+
+
+def test_requeue_intervals():
+    sim = Sim({"nodes": {"platform": "aws", "gpu_architecture": "h100", "count": 4}})
+    first = reconcile_workflow.reconcile(sim.world())
+    assert first.requeue_after == reconcile_workflow.IMMEDIATE == 0.05
+    sim.execute(first)
+    launch = reconcile_workflow.reconcile(sim.world())
+    assert launch.requeue_after == reconcile_workflow.REQUEUE == 15.0
+    sim.execute(launch)
+    assert condition(sim.workflow) == {"type": "InProgress", "reason": "JobCreated",
+                                       "message": "Iteration 1/1: 2 groups running"}
+    poll = reconcile_workflow.reconcile(sim.world())
+    sim.execute(poll)
+    assert condition(sim.workflow)["reason"] == "JobRunning" and poll.requeue_after == 15.0
+    idle = reconcile_workflow.reconcile(sim.world())  # Jobs still running, status as written: nothing to do
+    assert idle.actions == [] and idle.requeue_after == 15.0
