@@ -337,7 +337,8 @@ class _Pass:
         """§8.5: an Unpinned group learns its nodes from its Job's pods (complete while running)."""
         if not self.unpinned or group.get("nodes"):
             return
-        nodes = sorted({(p.get("spec") or {}).get("nodeName") for p in self.world.pods.get(job_name) or []} - {None, ""})
+        pods = self.world.pods.get(job_name) or []
+        nodes = sorted({(p.get("spec") or {}).get("nodeName") for p in pods} - {None, ""})
         if nodes and (terminal or len(nodes) == int(self.orch.get("nodesPerJob") or 0)):
             group["nodes"] = nodes
 
@@ -388,10 +389,11 @@ class _Pass:
         failed_nodes.extend((job.get("status") or {}).get("failedNodes") or [])
         self.clean_job_dependencies(group)
         timed_out = (condition(job, FAILED) or {}).get("reason") == TIMED_OUT
-        if failed and not timed_out and int(group.get("retries") or 0) < int(self.execution.get("retryFailedGroups") or 0):
+        retries = int(group.get("retries") or 0)
+        if failed and not timed_out and retries < int(self.execution.get("retryFailedGroups") or 0):
             # jobRef keeps only the retried Job's identity (with its UID) until the relaunch replaces it, so
             # that a pass interrupted before the delete below tells that Job from a fresh unrecorded one.
-            group.update(phase=PENDING, retries=int(group.get("retries") or 0) + 1,
+            group.update(phase=PENDING, retries=retries + 1,
                          jobRef={**group["jobRef"], "uid": _meta(job).get("uid", "")})
             for key in ("startTime", "completionTime"):
                 group.pop(key, None)
@@ -427,8 +429,7 @@ class _Pass:
             snapshot.append(entry)
         self.orch.setdefault("iterationHistory", []).append(
             {"iteration": int(self.orch.get("currentIteration") or 1), "groups": snapshot})
-        deferred = [Delete(Ref.of(self.world.jobs[e["jobName"]]), uid=_meta(self.world.jobs[e["jobName"]]).get("uid", ""))
-                    for e in snapshot if e.get("jobName") in self.world.jobs]
+        done = [self.world.jobs[e["jobName"]] for e in snapshot if e.get("jobName") in self.world.jobs]
         self.orch["currentIteration"] = completed + 1
         for group in groups:
             group.update(phase=PENDING, retries=0)
@@ -438,7 +439,7 @@ class _Pass:
                 group["nodes"] = []
         step = self.write(IN_PROGRESS, "IterationCompleted",
                           f"Iteration {completed}/{self.iterations} completed, starting next", IMMEDIATE)
-        step.actions.extend(deferred)
+        step.actions.extend(Delete(Ref.of(job), uid=_meta(job).get("uid", "")) for job in done)
         return step
 
     def final_status(self) -> Step:

@@ -213,7 +213,8 @@ class Sim:
                               or r.name == "topology-hints"),
             "succeeded": node_results.read_succeeded(next((o for n, o in cms.items()
                                                            if n.startswith("succeeded-nodes-")), None)),
-            "failed": node_results.read_failed(next((o for n, o in cms.items() if n.startswith("failed-nodes-")), None)),
+            "failed": node_results.read_failed(next((o for n, o in cms.items()
+                                                     if n.startswith("failed-nodes-")), None)),
         }
 
 
