@@ -18,6 +18,8 @@ __all__ = ["Adopt", "Retry", "Collision", "on_exists", "fail"]
 JOB_COLLISION = "JobNameCollision"
 DEPENDENCY_COLLISION = "DependencyNameCollision"
 NVCRE_JOB = ("nvcre.nvidia.com/v1alpha1", "Job")
+WORKLOAD = ("trainer.kubeflow.org/v1alpha1", "TrainJob")
+WORKLOAD_COLLISION = "WorkloadCreationError"
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,14 @@ def on_exists(create: Create, live: dict[str, Any], owner_name: str) -> Decision
             return Adopt()
         return Collision(JOB_COLLISION, f'Job "{name}" already exists in namespace "{namespace}" and is not '
                                         f'controlled by Workflow "{owner_name}"; refusing to adopt it')
+    if (obj.get("apiVersion"), obj.get("kind")) == WORKLOAD:
+        # A Job's workload is ours only when that Job controls it; `owner_name` is then the Job's name.
+        if terminating:
+            return Retry(f'existing TrainJob "{name}" in namespace "{namespace}" is being deleted; retrying')
+        if create.owner_uid and _is_ours(live, create.owner_uid, controller_only=True):
+            return Adopt()
+        return Collision(WORKLOAD_COLLISION, f'TrainJob "{name}" already exists in namespace "{namespace}" and is not '
+                                             f'controlled by Job "{owner_name}"; refusing to adopt it')
     where = f"{namespace}/{name}" if namespace else name
     kind = obj.get("kind", "")
     if terminating:

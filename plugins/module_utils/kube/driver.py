@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
 from ..engine import naming, node_results, reconcile_job, reconcile_workflow, render
-from ..engine.actions import Ref
+from ..engine.actions import Ref, Step
 from ..engine.errors import InputError
 from ..engine.world import JobWorld, WorkflowWorld
 from . import execute
@@ -71,6 +71,7 @@ class Driver:
         self.progress = progress or (lambda line: None)
         self.trace = trace
         self._last_line = ""
+        self.writes = 0
 
     def workflow(self) -> dict[str, Any]:
         wf = self.kube.get(Ref(GROUP, "Workflow", self.namespace, self.name))
@@ -137,35 +138,52 @@ class Driver:
         deadline = start + timeout
         wf = self.workflow()
         refuse_resident_controller(self.kube, wf, datetime.now(timezone.utc))
-        writes = 0
-        step = None
         while True:
-            now = datetime.now(timezone.utc)
-            world, job_worlds = self.observe(wf, now)
-            acted = False
+            world, job_worlds = self.observe(wf, datetime.now(timezone.utc))
+            acted, requeue = False, [poll_interval]
             if not _terminal(wf):
-                for name, jw in job_worlds.items():
-                    outcome = execute.run(self.kube, reconcile_job.reconcile(jw), name, self.trace)
-                    writes += outcome.done
-                    acted |= outcome.done > 0
-                step = reconcile_workflow.reconcile(world)
-                outcome = execute.run(self.kube, step, self.name, self.trace)
-                writes += outcome.done
-                acted |= outcome.done > 0
-                if outcome.collision:
-                    failed = reconcile_workflow.fail(world, *outcome.collision)
-                    writes += execute.run(self.kube, failed, self.name, self.trace).done
-                    acted = True
+                for jw in job_worlds.values():
+                    acted |= self._job_pass(jw, requeue)
+                acted |= self._workflow_pass(world, requeue)
             wf = self.workflow()
             counts = _counts(wf)
             self._report(wf, counts, time.monotonic() - start)
             done = _terminal(wf) or (until_iteration and counts["iterations"]["completed"] >= until_iteration)
             if done or time.monotonic() > deadline:
-                return {**self._summary(wf, counts, writes, time.monotonic() - start), "timed_out": not done}
+                return {**self._summary(wf, counts, self.writes, time.monotonic() - start), "timed_out": not done}
             if not acted:
-                wait = poll_interval if step is None or step.requeue_after is None else min(poll_interval,
-                                                                                             step.requeue_after)
-                time.sleep(max(0.05, min(wait, deadline - time.monotonic())))
+                time.sleep(max(0.05, min(min(requeue), deadline - time.monotonic())))
+
+    def _apply(self, step: Step, owner: str, requeue: list[float]) -> execute.Outcome:
+        if step.requeue_after is not None:
+            requeue.append(step.requeue_after)
+        outcome = execute.run(self.kube, step, owner, self.trace)
+        self.writes += outcome.done
+        if outcome.retry:
+            self.progress(f"{self.namespace}/{owner}: {outcome.retry}")
+        return outcome
+
+    def _job_pass(self, jw: JobWorld, requeue: list[float]) -> bool:
+        """The Job tier for one Job; a workload the server refuses is NVCRE's transient WorkloadCreationError."""
+        name = jw.job["metadata"]["name"]
+        outcome = self._apply(reconcile_job.reconcile(jw), name, requeue)
+        problem = outcome.collision[1] if outcome.collision else outcome.failed_create[1] if outcome.failed_create else ""
+        if problem:
+            self._apply(reconcile_job.create_failed(jw, problem), name, requeue)
+        return outcome.done > 0 or bool(problem)
+
+    def _workflow_pass(self, world: WorkflowWorld, requeue: list[float]) -> bool:
+        outcome = self._apply(reconcile_workflow.reconcile(world), self.name, requeue)
+        failure = outcome.collision
+        if outcome.failed_create:
+            create, message = outcome.failed_create
+            ref = Ref.of(create.obj)
+            if ref.kind != "Job" or ref.api_version != GROUP:  # Jobs back off and retry, as NVCRE's do
+                failure = ("DependencyCreationError",
+                           f"failed to create dependency {ref.api_version}/{ref.kind} {ref.name}: {message}")
+        if failure:
+            self._apply(reconcile_workflow.fail(world, *failure), self.name, requeue)
+        return outcome.done > 0 or failure is not None
 
     def _report(self, wf: dict[str, Any], counts: dict[str, Any], elapsed: float) -> None:
         g, it = counts["groups"], counts["iterations"]

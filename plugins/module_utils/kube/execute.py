@@ -1,6 +1,7 @@
 """Run a reconcile Step's actions against the API server, in order, with NVCRE's ownership rules."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
@@ -24,6 +25,7 @@ class Outcome:
     stale: bool = False
     retry: str = ""
     collision: tuple[str, str] | None = None
+    failed_create: tuple[Create, str] | None = None  # a Create the server refused (not 409), with its message
     written: list[str] = field(default_factory=list)
 
 
@@ -62,6 +64,9 @@ def run(kube: Kube, step: Step, owner_name: str, trace: Callable[[str], None] | 
             elif exc.status == 409:
                 out.stale = True
                 return out
+            elif isinstance(action, Create) and 400 <= exc.status < 500 and exc.status != 429:
+                out.failed_create = (action, status_message(exc))
+                return out
             elif isinstance(action, Event):
                 pass  # events are best effort, as in any controller
             else:
@@ -69,6 +74,14 @@ def run(kube: Kube, step: Step, owner_name: str, trace: Callable[[str], None] | 
         out.done += 1
         out.written.append(describe(action))
     return out
+
+
+def status_message(exc: "ApiException") -> str:
+    """The server's own words (a Status message), as Go's StatusError prints them."""
+    try:
+        return json.loads(exc.body).get("message") or str(exc.reason)
+    except (TypeError, ValueError):
+        return str(exc.reason)
 
 
 def _execute(kube: Kube, action: Action) -> Any:

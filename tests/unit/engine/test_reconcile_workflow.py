@@ -275,6 +275,9 @@ def test_on_exists(case):
     if case["kind"] == "Job":
         obj = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job",
                "metadata": {"name": "nccl-test-job", "namespace": "certify"}}
+    elif case["kind"] == "TrainJob":  # a Job's workload: the owner is the Job, named nccl-test here too
+        obj = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+               "metadata": {"name": "nccl-test-job-workload", "namespace": "certify"}}
     else:
         obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "hints", "namespace": "certify"}}
     decision = ownership.on_exists(Create(obj, owner_uid="wf-uid"), {"metadata": case["live"]}, "nccl-test")
