@@ -19,4 +19,7 @@ def ansible_module(module: str, args: dict[str, Any], *flags: str, timeout: floa
                            f"cre.certification.{module}", *module_args],
                           cwd=ROOT, env={**os.environ, **ENV}, capture_output=True, text=True, timeout=timeout,
                           check=False)
-    return proc.returncode, json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
+    lines = proc.stdout.splitlines()
+    start = lines.index("{")  # progress lines printed while the task ran come before the JSON report
+    result = json.loads("\n".join(lines[start:]))["plays"][0]["tasks"][0]["hosts"]["localhost"]
+    return proc.returncode, {**result, "_progress": lines[:start]}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,9 +47,8 @@ def kube(sim: Sim) -> client.ApiClient:
     return sim.api
 
 
-@pytest.fixture(scope="session")
-def crds(kube: client.ApiClient) -> client.CustomObjectsApi:
-    """The NVCRE CRDs (crds/*.yaml), installed once with server-side apply and Established."""
+def install_crds(kube: client.ApiClient) -> client.CustomObjectsApi:
+    """The NVCRE CRDs (crds/*.yaml), installed with server-side apply and Established."""
     api = client.CustomObjectsApi(kube)
     ext = client.ApiextensionsV1Api(kube)
     names = []
@@ -67,6 +66,29 @@ def crds(kube: client.ApiClient) -> client.CustomObjectsApi:
             time.sleep(0.2)
     time.sleep(1)  # discovery of the new kinds
     return api
+
+
+@pytest.fixture(scope="session")
+def crds(kube: client.ApiClient) -> client.CustomObjectsApi:
+    return install_crds(kube)
+
+
+@pytest.fixture(scope="session")
+def make_sim() -> Iterator[Callable[[str, str, int], Sim]]:
+    """Start more clusters (`kind`, profile, nodes) with the NVCRE CRDs installed; all torn down at the end."""
+    made: list[str] = []
+
+    def make(kind: str, profile: str, nodes: int) -> Sim:
+        name = _name(kind)
+        made.append(name)
+        kubeconfig = cluster.up(profile, nodes, name)
+        api = cluster.api(kubeconfig)
+        install_crds(api)
+        return Sim(name, kubeconfig, api)
+
+    yield make
+    for name in made:
+        cluster.down(name, missing_ok=True)
 
 
 @pytest.fixture

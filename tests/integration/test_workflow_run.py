@@ -1,0 +1,185 @@
+"""workflow_run end to end on a live simulated GB200 cluster: the seed examples, iterations and faults.
+
+Each test runs its own Workflow in its own namespace on its own nodes of one 16-node cluster.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes import client
+
+from ansible_collections.cre.certification.plugins.module_utils.engine import node_results
+from tests.ansible_run import ansible_module
+from tools.sim import cluster
+
+from .conftest import Sim
+
+SEED = yaml.safe_load((Path(__file__).parent / "data" / "workflow.yaml").read_text())
+NVCRE = ("nvcre.nvidia.com", "v1alpha1")
+TRAINER = ("trainer.kubeflow.org", "v1alpha1")
+_ns = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def e2e(make_sim) -> Sim:
+    return make_sim("e2e", "aws-gb200", 16)
+
+
+def nodes(*numbers: int) -> list[str]:
+    return [f"gpu-node-{i:03d}" for i in numbers]
+
+
+def workflow(target: list[str], **orchestration: Any) -> dict:
+    wf = copy.deepcopy(SEED)
+    wf["spec"]["orchestration"].update({"target": {"nodeNames": target}, **orchestration})
+    return wf
+
+
+def start(sim: Sim, wf: dict) -> str:
+    """Create a namespace and the Workflow in it; return the namespace."""
+    ns = f"e2e-{next(_ns)}"
+    client.CoreV1Api(sim.api).create_namespace({"metadata": {"name": ns}})
+    client.CustomObjectsApi(sim.api).create_namespaced_custom_object(*NVCRE, ns, "workflows", wf)
+    return ns
+
+
+def run(sim: Sim, ns: str, *flags: str, **args: Any) -> tuple[int, dict]:
+    return ansible_module("workflow_run", {"name": "nccl-test", "namespace": ns, "kubeconfig": str(sim.kubeconfig),
+                                           "timeout": 240, "poll_interval": 0.5, **args}, *flags, timeout=300)
+
+
+def items(sim: Sim, ns: str, group: tuple[str, str], plural: str) -> list[dict]:
+    return client.CustomObjectsApi(sim.api).list_namespaced_custom_object(*group, ns, plural)["items"]
+
+
+def stored(sim: Sim, ns: str) -> dict:
+    return client.CustomObjectsApi(sim.api).get_namespaced_custom_object(*NVCRE, ns, "workflows", "nccl-test")
+
+
+def pods_by_job(sim: Sim, ns: str) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for pod in client.CoreV1Api(sim.api).list_namespaced_pod(ns).items:
+        job = (pod.metadata.labels or {}).get("nvcre.nvidia.com/job")
+        if job:
+            out.setdefault(job, set()).add(pod.spec.node_name)
+    return out
+
+
+def configmap(sim: Sim, ns: str, name: str | None) -> dict | None:
+    return client.ApiClient().sanitize_for_serialization(
+        client.CoreV1Api(sim.api).read_namespaced_config_map(name, ns)) if name else None
+
+
+def test_pinned_twelve_nodes_six_jobs_each_on_its_two_nodes(e2e: Sim) -> None:
+    target = nodes(*range(12))
+    ns = start(e2e, workflow(target))
+    rc, result = run(e2e, ns)
+    assert rc == 0, result
+    assert result["condition"] == {"type": "Succeeded", "reason": "JobCompleted",
+                                   "message": "All 1 iterations completed successfully"}
+    # Progress reached the user while the task ran, ending with the verdict.
+    assert result["_progress"][0].startswith(f"{ns}/nccl-test: iteration 1/1, groups 6 pending")
+    assert "6 succeeded, 0 failed -> Succeeded (JobCompleted)" in result["_progress"][-1]
+    jobs = {j["metadata"]["name"]: j for j in items(e2e, ns, NVCRE, "jobs")}
+    assert sorted(jobs) == [f"nccl-test-group-{i}-iter-1" for i in range(6)]
+    placed = pods_by_job(e2e, ns)
+    for i, name in enumerate(sorted(jobs)):
+        pinned = set(nodes(2 * i, 2 * i + 1))
+        assert jobs[name]["metadata"]["annotations"]["nvcre.nvidia.com/group-nodes"] == ",".join(sorted(pinned))
+        assert placed[name] == pinned  # the scheduler bound node and launcher pods inside the group
+    assert len(items(e2e, ns, TRAINER, "trainjobs")) == 6
+    assert result["succeeded_nodes"] == target and result["failed_nodes"] == []
+    cm = configmap(e2e, ns, result["configmaps"]["succeeded"])
+    assert node_results.read_succeeded(cm) == target
+
+
+def test_unpinned_one_job_placed_by_the_scheduler(e2e: Sim) -> None:
+    target = nodes(*range(12))
+    ns = start(e2e, workflow(target, placement="Unpinned"))
+    rc, result = run(e2e, ns)
+    assert rc == 0, result
+    assert result["phase"] == "Succeeded"
+    status = stored(e2e, ns)["status"]["orchestration"]
+    assert status["placement"] == "Unpinned"
+    assert [j["metadata"]["name"] for j in items(e2e, ns, NVCRE, "jobs")] == ["nccl-test-job"]
+    used = set().union(*pods_by_job(e2e, ns).values())
+    node_pods = {p.spec.node_name for p in client.CoreV1Api(e2e.api).list_namespaced_pod(
+        ns, label_selector="jobset.sigs.k8s.io/replicatedjob-name=node").items}
+    assert len(node_pods) == 2 and node_pods <= set(target)
+    assert used <= set(target)  # the other ten target nodes, and every node outside it, untouched
+    assert status["groups"][0]["nodes"] == sorted(node_pods)
+
+
+def test_team_b_label_override_fails_before_anything_is_created(e2e: Sim) -> None:
+    wf = workflow(nodes(0, 1))
+    wf["spec"]["overrides"] = [{"when": {}, "jobTemplatePatch": [
+        {"op": "replace", "path": "/spec/workloadMetadata/labels/kai.scheduler~1queue", "value": "team-b"}]}]
+    ns = start(e2e, wf)
+    rc, result = run(e2e, ns)
+    assert rc == 0, result  # the run ended: the Workflow's verdict is Failed
+    assert result["condition"] == {
+        "type": "Failed", "reason": "GangSchedulingConflict",
+        "message": 'spec.jobTemplate.spec.workloadMetadata.labels["kai.scheduler/queue"]: '
+                   'conflicting label value "team-b", expected "team-a"'}
+    assert items(e2e, ns, NVCRE, "jobs") == []
+    assert items(e2e, ns, TRAINER, "trainjobs") == []
+    assert items(e2e, ns, TRAINER, "trainingruntimes") == []
+
+
+def test_removed_queue_label_is_restored_on_the_trainjob_only(e2e: Sim) -> None:
+    wf = workflow(nodes(0, 1))
+    wf["spec"]["overrides"] = [{"when": {}, "jobTemplatePatch": [
+        {"op": "remove", "path": "/spec/workloadMetadata/labels/kai.scheduler~1queue"}]}]
+    ns = start(e2e, wf)
+    before = stored(e2e, ns)["spec"]
+    rc, result = run(e2e, ns)
+    assert rc == 0 and result["phase"] == "Succeeded", result
+    (trainjob,) = items(e2e, ns, TRAINER, "trainjobs")
+    assert trainjob["metadata"]["labels"]["kai.scheduler/queue"] == "team-a"
+    assert stored(e2e, ns)["spec"] == before
+
+
+def test_three_iterations_two_groups(e2e: Sim) -> None:
+    ns = start(e2e, workflow(nodes(12, 13, 14, 15), iterations=3))
+    rc, result = run(e2e, ns)
+    assert rc == 0, result
+    orch = stored(e2e, ns)["status"]["orchestration"]
+    assert orch["completedIterations"] == 3 and len(orch["iterationHistory"]) == 2
+    assert [h["iteration"] for h in orch["iterationHistory"]] == [1, 2]
+    assert result["condition"]["reason"] == "JobCompleted"
+    assert sorted(j["metadata"]["name"] for j in items(e2e, ns, NVCRE, "jobs")) == [
+        "nccl-test-group-0-iter-3", "nccl-test-group-1-iter-3"]
+
+
+def test_hardware_and_workload_faults_are_attributed(e2e: Sim) -> None:
+    """One node per Job (numNodes 1), so each fault fails only its own node's group."""
+    cluster.fault(e2e.name, "gpu-node-002", "hardware")
+    cluster.fault(e2e.name, "gpu-node-005", "workload")
+    wf = workflow(nodes(*range(8)))
+    wf["spec"]["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]["numNodes"] = 1
+    ns = start(e2e, wf)
+    rc, result = run(e2e, ns)
+    assert rc == 0, result
+    failed = {f["name"]: f["reason"] for f in result["failed_nodes"]}
+    assert failed == {"gpu-node-002": "HardwareFailureDetected", "gpu-node-005": "WorkloadFailed"}
+    assert result["succeeded_nodes"] == nodes(0, 1, 3, 4, 6, 7)
+    # Hardware wins the Workflow's reason (workflow.md §8.8).
+    assert result["condition"]["reason"] == "JobHardwareFailed"
+    assert result["condition"]["message"] == (
+        "2 groups failed across 1 iterations; hardware failures occurred on one or more nodes")
+    cm = configmap(e2e, ns, result["configmaps"]["failed"])
+    assert {(f["name"], f["reason"]) for f in node_results.read_failed(cm)} == set(failed.items())
+
+
+def test_check_mode_plans_and_writes_nothing(e2e: Sim) -> None:
+    ns = start(e2e, workflow(nodes(*range(12))))
+    rc, result = run(e2e, ns, "--check")
+    assert rc == 0, result
+    assert [j["name"] for j in result["plan"]["jobs"]] == [f"nccl-test-group-{i}-iter-1" for i in range(6)]
+    assert result["changed"] is False
+    assert "status" not in stored(e2e, ns) and items(e2e, ns, NVCRE, "jobs") == []
