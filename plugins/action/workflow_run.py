@@ -1,12 +1,14 @@
 """workflow_run: one process drives the whole Workflow; progress lines reach ansible-playbook and AWX."""
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ansible.utils.display import Display
 
 from ansible_collections.cre.certification.plugins.module_utils.kube.client import api_client
 from ansible_collections.cre.certification.plugins.module_utils.kube.driver import DriverError, run_workflow
+from ansible_collections.cre.certification.plugins.module_utils.kube.execute import Abandoned
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube
 from ansible_collections.cre.certification.plugins.modules.workflow_run import SPEC
 from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction
@@ -19,10 +21,14 @@ class ActionModule(EngineAction):
     _supports_check_mode = True
 
     def execute(self, args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
+        # Ansible runs tasks in a worker in its own session: if ansible-playbook is killed, the worker must not
+        # go on driving the Workflow behind the user's back (a rerun would then race it).
+        parent = os.getppid()
         try:
             return run_workflow(
                 Kube(api_client(args)), args["namespace"], args["name"], timeout=args["timeout"],
                 until_iteration=args["until_iteration"], poll_interval=args["poll_interval"],
-                check_mode=self._task.check_mode, progress=display.display, trace=display.vvv)
-        except DriverError as exc:
+                check_mode=self._task.check_mode, progress=display.display, trace=display.vvv,
+                alive=lambda: os.getppid() == parent)
+        except (DriverError, Abandoned) as exc:
             return {"failed": True, "msg": str(exc)}

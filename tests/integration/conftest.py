@@ -91,6 +91,12 @@ def make_sim() -> Iterator[Callable[[str, str, int], Sim]]:
         cluster.down(name, missing_ok=True)
 
 
+@pytest.fixture(scope="session")
+def e2e(make_sim: Callable[[str, str, int], Sim]) -> Sim:
+    """A second 16-node aws-gb200 cluster, with the NVCRE CRDs, for the end-to-end runs."""
+    return make_sim("e2e", "aws-gb200", 16)
+
+
 @pytest.fixture
 def namespace(kube: client.ApiClient, request: pytest.FixtureRequest) -> Iterator[str]:
     """A fresh namespace per test, deleted afterwards."""

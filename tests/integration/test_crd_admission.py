@@ -8,7 +8,6 @@ from __future__ import annotations
 import copy
 import itertools
 import json
-import time
 from pathlib import Path
 
 import jsonpatch

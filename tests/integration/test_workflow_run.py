@@ -4,13 +4,8 @@ Each test runs its own Workflow in its own namespace on its own nodes of one 16-
 """
 from __future__ import annotations
 
-import copy
-import itertools
-from pathlib import Path
 from typing import Any
 
-import pytest
-import yaml
 from kubernetes import client
 
 from ansible_collections.cre.certification.plugins.module_utils.engine import node_results
@@ -18,47 +13,11 @@ from tests.ansible_run import ansible_module
 from tools.sim import cluster
 
 from .conftest import Sim
-
-SEED = yaml.safe_load((Path(__file__).parent / "data" / "workflow.yaml").read_text())
-NVCRE = ("nvcre.nvidia.com", "v1alpha1")
-TRAINER = ("trainer.kubeflow.org", "v1alpha1")
-_ns = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def e2e(make_sim) -> Sim:
-    return make_sim("e2e", "aws-gb200", 16)
-
-
-def nodes(*numbers: int) -> list[str]:
-    return [f"gpu-node-{i:03d}" for i in numbers]
-
-
-def workflow(target: list[str], **orchestration: Any) -> dict:
-    wf = copy.deepcopy(SEED)
-    wf["spec"]["orchestration"].update({"target": {"nodeNames": target}, **orchestration})
-    return wf
-
-
-def start(sim: Sim, wf: dict) -> str:
-    """Create a namespace and the Workflow in it; return the namespace."""
-    ns = f"e2e-{next(_ns)}"
-    client.CoreV1Api(sim.api).create_namespace({"metadata": {"name": ns}})
-    client.CustomObjectsApi(sim.api).create_namespaced_custom_object(*NVCRE, ns, "workflows", wf)
-    return ns
-
+from .seed import NVCRE, TRAINER, items, nodes, start, stored, workflow
 
 def run(sim: Sim, ns: str, *flags: str, **args: Any) -> tuple[int, dict]:
     return ansible_module("workflow_run", {"name": "nccl-test", "namespace": ns, "kubeconfig": str(sim.kubeconfig),
                                            "timeout": 240, "poll_interval": 0.5, **args}, *flags, timeout=300)
-
-
-def items(sim: Sim, ns: str, group: tuple[str, str], plural: str) -> list[dict]:
-    return client.CustomObjectsApi(sim.api).list_namespaced_custom_object(*group, ns, plural)["items"]
-
-
-def stored(sim: Sim, ns: str) -> dict:
-    return client.CustomObjectsApi(sim.api).get_namespaced_custom_object(*NVCRE, ns, "workflows", "nccl-test")
 
 
 def pods_by_job(sim: Sim, ns: str) -> dict[str, set[str]]:
@@ -145,7 +104,7 @@ def test_removed_queue_label_is_restored_on_the_trainjob_only(e2e: Sim) -> None:
 
 
 def test_three_iterations_two_groups(e2e: Sim) -> None:
-    ns = start(e2e, workflow(nodes(12, 13, 14, 15), iterations=3))
+    ns = start(e2e, workflow(nodes(8, 9, 10, 11), iterations=3))
     rc, result = run(e2e, ns)
     assert rc == 0, result
     orch = stored(e2e, ns)["status"]["orchestration"]
@@ -158,16 +117,16 @@ def test_three_iterations_two_groups(e2e: Sim) -> None:
 
 def test_hardware_and_workload_faults_are_attributed(e2e: Sim) -> None:
     """One node per Job (numNodes 1), so each fault fails only its own node's group."""
-    cluster.fault(e2e.name, "gpu-node-002", "hardware")
-    cluster.fault(e2e.name, "gpu-node-005", "workload")
-    wf = workflow(nodes(*range(8)))
+    cluster.fault(e2e.name, "gpu-node-013", "hardware")
+    cluster.fault(e2e.name, "gpu-node-014", "workload")
+    wf = workflow(nodes(12, 13, 14, 15))
     wf["spec"]["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]["numNodes"] = 1
     ns = start(e2e, wf)
     rc, result = run(e2e, ns)
     assert rc == 0, result
     failed = {f["name"]: f["reason"] for f in result["failed_nodes"]}
-    assert failed == {"gpu-node-002": "HardwareFailureDetected", "gpu-node-005": "WorkloadFailed"}
-    assert result["succeeded_nodes"] == nodes(0, 1, 3, 4, 6, 7)
+    assert failed == {"gpu-node-013": "HardwareFailureDetected", "gpu-node-014": "WorkloadFailed"}
+    assert result["succeeded_nodes"] == nodes(12, 15)
     # Hardware wins the Workflow's reason (workflow.md §8.8).
     assert result["condition"]["reason"] == "JobHardwareFailed"
     assert result["condition"]["message"] == (

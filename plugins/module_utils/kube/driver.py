@@ -66,10 +66,11 @@ class Driver:
     """One Workflow, driven to the end (or the deadline, or `until_iteration`)."""
 
     def __init__(self, kube: Kube, namespace: str, name: str, progress: Progress | None = None,
-                 trace: Progress | None = None) -> None:
+                 trace: Progress | None = None, alive: Callable[[], bool] | None = None) -> None:
         self.kube, self.namespace, self.name = kube, namespace, name
         self.progress = progress or (lambda line: None)
         self.trace = trace
+        self.alive = alive
         self._last_line = ""
         self.writes = 0
 
@@ -157,7 +158,7 @@ class Driver:
     def _apply(self, step: Step, owner: str, requeue: list[float]) -> execute.Outcome:
         if step.requeue_after is not None:
             requeue.append(step.requeue_after)
-        outcome = execute.run(self.kube, step, owner, self.trace)
+        outcome = execute.run(self.kube, step, owner, self.trace, self.alive)
         self.writes += outcome.done
         if outcome.retry:
             self.progress(f"{self.namespace}/{owner}: {outcome.retry}")
@@ -230,9 +231,10 @@ def _counts(wf: dict[str, Any]) -> dict[str, Any]:
 
 def run_workflow(kube: Kube, namespace: str, name: str, *, timeout: float, until_iteration: int | None = None,
                  poll_interval: float = 2.0, check_mode: bool = False, progress: Progress | None = None,
-                 trace: Progress | None = None) -> dict[str, Any]:
-    """Drive one Workflow; the result is documented in docs/dev/driver.md."""
-    driver = Driver(kube, namespace, name, progress, trace)
+                 trace: Progress | None = None, alive: Callable[[], bool] | None = None) -> dict[str, Any]:
+    """Drive one Workflow; the result is documented in docs/dev/driver.md. `alive` is asked before every
+    write: when it says no (the caller is gone), the driver stops with `execute.Abandoned`."""
+    driver = Driver(kube, namespace, name, progress, trace, alive)
     if check_mode:
         planned = driver.plan()
         if planned["failure"]:

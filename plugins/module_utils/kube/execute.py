@@ -40,10 +40,17 @@ def describe(action: Action) -> str:
     return f"event {action.reason}"
 
 
-def run(kube: Kube, step: Step, owner_name: str, trace: Callable[[str], None] | None = None) -> Outcome:
+class Abandoned(Exception):
+    """The process that started the run is gone: stop before the next write, leave the rest to a rerun."""
+
+
+def run(kube: Kube, step: Step, owner_name: str, trace: Callable[[str], None] | None = None,
+        alive: Callable[[], bool] | None = None) -> Outcome:
     """Execute until done or until an action says the world changed under us (409) or we must wait."""
     out = Outcome()
     for action in step.actions:
+        if alive and not alive():
+            raise Abandoned("the run was stopped")
         if trace:
             trace(describe(action))
         try:

@@ -1,0 +1,90 @@
+"""Killed with SIGKILL at ten points of a 3-iteration run and restarted each time, workflow_run ends with exactly
+the Jobs and node-result ConfigMaps of an uninterrupted run."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+from kubernetes import client
+
+from ansible_collections.cre.certification.plugins.module_utils.engine import node_results
+from tests.ansible_run import ENV, ROOT
+
+from .conftest import Sim
+from .seed import NVCRE, items, nodes, start, workflow
+
+# How many API writes each successive run may begin before it is killed (ten kills in all).
+KILL_AFTER = [1, 3, 2, 5, 1, 4, 7, 2, 6, 3]
+WRITE_VERBS = ("create ", "replace ", "status ", "patch ", "delete ")
+
+
+def drive(sim: Sim, ns: str, kill_after: int | None) -> int:
+    """Run workflow_run with -vvv; SIGKILL its whole process group once `kill_after` writes have begun."""
+    args = {"name": "nccl-test", "namespace": ns, "kubeconfig": str(sim.kubeconfig), "poll_interval": 0.3,
+            "timeout": 240}
+    proc = subprocess.Popen(
+        [str(ROOT / ".venv/bin/ansible"), "localhost", "-vvv", "-m", "cre.certification.workflow_run",
+         "-a", json.dumps(args)], cwd=ROOT, env={**os.environ, **ENV, "ANSIBLE_NOCOLOR": "1", "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    writes = 0
+    for line in proc.stdout:
+        if line.lstrip().startswith(WRITE_VERBS):
+            writes += 1
+            if kill_after is not None and writes >= kill_after:
+                # Ansible's task worker runs in a session of its own: SIGKILL it too, wherever it is.
+                for pid in [proc.pid, *children(proc.pid)]:
+                    os.kill(pid, signal.SIGKILL)
+                break
+    proc.wait(timeout=300)
+    return writes
+
+
+def children(pid: int) -> list[int]:
+    """Direct child processes of `pid`, from /proc."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def outcome(sim: Sim, ns: str) -> dict:
+    """What a run leaves behind: every Job (name, spec) and the decoded node-result ConfigMaps."""
+    wf = client.CustomObjectsApi(sim.api).get_namespaced_custom_object(*NVCRE, ns, "workflows", "nccl-test")
+    uid = wf["metadata"]["uid"]
+    core = client.CoreV1Api(sim.api)
+    cms = {}
+    for cm in core.list_namespaced_config_map(ns).items:
+        if cm.metadata.name.endswith(uid[:8]):
+            plain = client.ApiClient().sanitize_for_serialization(cm)
+            cms[cm.metadata.name.rsplit("-", 1)[0]] = (node_results.read_succeeded(plain),
+                                                        node_results.read_failed(plain))
+    orch = wf["status"]["orchestration"]
+    return {
+        "jobs": {j["metadata"]["name"]: j["spec"] for j in items(sim, ns, NVCRE, "jobs")},
+        "configmaps": cms,
+        "conditions": {c["type"]: (c["status"], c["reason"]) for c in wf["status"]["conditions"]},
+        "iterations": (orch["completedIterations"], [h["iteration"] for h in orch["iterationHistory"]]),
+        "groups": [(g["name"], g["phase"], g["nodes"]) for g in orch["groups"]],
+    }
+
+
+def test_ten_kills_then_the_same_result(e2e: Sim) -> None:
+    wf = workflow(nodes(8, 9, 10, 11), iterations=3)
+    reference = start(e2e, wf)
+    assert drive(e2e, reference, None) > 0
+    expected = outcome(e2e, reference)
+    assert expected["conditions"]["Succeeded"] == ("True", "JobCompleted")
+
+    killed = start(e2e, wf)
+    begun = [drive(e2e, killed, k) for k in KILL_AFTER]
+    assert all(n >= 1 for n in begun), begun  # every run was cut short after it had started writing
+    drive(e2e, killed, None)
+    assert outcome(e2e, killed) == expected
