@@ -14,7 +14,7 @@ description:
     creates it and drives it to the end. A failed category does not stop the next one.
   - The Certification's C(status) (C(categoryStatuses), conditions with NVCRE's reasons and messages) is written
     through the status subresource after every step, so C(kubectl get certification) shows where the run stands.
-  - Resumable. Run it again after an interruption and it continues: finished categories are kept, the running
+  - Resumable. Run it again after an interruption and it continues; finished categories are kept, the running
     Workflow is driven on. Over a finished Certification it changes nothing.
   - Check mode writes nothing and returns the Workflows it would create with their plans for the live nodes.
   - Refuses to touch a Certification it did not create (a resident NVCRE controller or another tool owns it).
