@@ -68,9 +68,13 @@ def test_hardware_fault_marks_node_and_fails_its_pods(sim: Sim, namespace: str) 
     node = client.CoreV1Api(sim.api).read_node("gpu-node-013")
     assert node.metadata.labels[cluster.HARDWARE_LABEL] == "unhealthy"
     assert {c.type: c.status for c in node.status.conditions}[cluster.HARDWARE_CONDITION] == "False"
+    assert not node.spec.unschedulable  # a broken GPU shows under load, not before
     assert run_trainjob(sim.api, namespace, "hw", ["gpu-node-012", "gpu-node-013"]) == "Failed"
     failed = [p.spec.node_name for p in smoke.node_pods(sim.api, namespace, "hw") if p.status.phase == "Failed"]
     assert failed == ["gpu-node-013"]
+    # The health agent quarantined the node once the workload ran on it; its partner was left alone.
+    assert client.CoreV1Api(sim.api).read_node("gpu-node-013").spec.unschedulable is True
+    assert not client.CoreV1Api(sim.api).read_node("gpu-node-012").spec.unschedulable
 
 
 def test_cordon_fault_sets_unschedulable(sim: Sim) -> None:

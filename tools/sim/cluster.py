@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -12,12 +13,11 @@ import yaml
 from kubernetes import client, config, watch
 
 from . import controllers, processes, profiles, stages
+from .faults import HARDWARE_CONDITION, HARDWARE_LABEL, HARDWARE_VALUE
 from .state import NAME_RE, ClusterState, cluster_dir, known_clusters, workdir
 
 ROOT = Path(__file__).resolve().parents[2]
 FAULT_KINDS = ("hardware", "workload", "cordon")
-HARDWARE_LABEL = "nvidia.com/gpu.health"
-HARDWARE_CONDITION = "GpuHealthy"
 
 
 class SimError(Exception):
@@ -127,6 +127,9 @@ def _up(bin_dir: Path, assets: Path, profile: str, nodes: int, name: str, pod_ms
             create = (admission.create_mutating_webhook_configuration if hook["kind"].startswith("Mutating")
                       else admission.create_validating_webhook_configuration)
             create(hook)
+    state.pids["agent"] = processes.start([sys.executable, "-m", "tools.sim.agent", str(kubeconfig)],
+                                          run / "agent.log", env={"PYTHONPATH": str(ROOT)})
+    state.save()
     _wait_nodes_ready(apic, nodes)
     return kubeconfig
 
@@ -227,7 +230,7 @@ def fault(name: str, node: str, kind: str) -> None:
     if kind == "cordon":
         core.patch_node(node, {"spec": {"unschedulable": True}})
     if kind == "hardware":
-        core.patch_node(node, {"metadata": {"labels": {HARDWARE_LABEL: "unhealthy"}}})
+        core.patch_node(node, {"metadata": {"labels": {HARDWARE_LABEL: HARDWARE_VALUE}}})
         core.patch_node_status(node, {"status": {"conditions": [{
             "type": HARDWARE_CONDITION, "status": "False", "reason": "XidError",
             "message": "GPU has fallen off the bus (Xid 79)",

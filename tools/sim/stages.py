@@ -14,6 +14,9 @@ FAULT_EXIT = {
     "hardware": (137, "Error", "simulated hardware fault: GPU has fallen off the bus (Xid 79)"),
     "workload": (1, "Error", "simulated workload fault: process exited with status 1"),
 }
+# A broken GPU takes a moment to kill the process (less than a pod's run, so the fault always wins): long
+# enough for the health agent's quarantine to be seen by a node-health monitor while the Job still runs.
+FAULT_DELAY_MS = {"hardware": 600, "workload": 0}
 
 _FAILED_STATUS = """\
 {{ $now := Now }}
@@ -70,6 +73,7 @@ def fault_stage(kind: str, nodes: list[str]) -> dict:
                 ]
             },
             "weight": 10000,
+            "delay": {"durationMilliseconds": FAULT_DELAY_MS[kind]},
             "next": {
                 "statusTemplate": _FAILED_STATUS
                 % {"exit": exit_code, "reason": reason, "message": json.dumps(message)},

@@ -1,0 +1,45 @@
+"""The cluster's node-health agent, as NVSentinel would be: it quarantines (cordons) a node whose GPU is
+marked unhealthy (`sim fault --kind hardware`) as soon as a workload runs on it. So a hardware fault injected
+before a run is found by the run itself: the node passes discovery, its pods start, the agent cordons it,
+and a node-health monitor such as the catalog's `node.spec.unschedulable == true` fires mid-run.
+
+Run by `up` as `python -m tools.sim.agent KUBECONFIG`; loopback only; polls, so it needs no watch bookkeeping.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+from kubernetes import client, config
+
+from .faults import HARDWARE_LABEL, HARDWARE_VALUE
+
+POLL_SECONDS = 0.2
+
+
+def quarantine_loaded_faulty_nodes(core: client.CoreV1Api) -> list[str]:
+    """Cordon every faulty, still schedulable node that has a running pod; returns the nodes cordoned."""
+    cordoned = []
+    for node in core.list_node(label_selector=f"{HARDWARE_LABEL}={HARDWARE_VALUE}").items:
+        if node.spec.unschedulable:
+            continue
+        pods = core.list_pod_for_all_namespaces(
+            field_selector=f"spec.nodeName={node.metadata.name},status.phase=Running").items
+        if pods:
+            core.patch_node(node.metadata.name, {"spec": {"unschedulable": True}})
+            cordoned.append(node.metadata.name)
+    return cordoned
+
+
+def main(kubeconfig: str) -> None:
+    core = client.CoreV1Api(config.new_client_from_config(config_file=kubeconfig))
+    while True:
+        try:
+            quarantine_loaded_faulty_nodes(core)
+        except Exception:  # noqa: BLE001 - the apiserver may be restarting (urllib3 errors included): try again
+            pass
+        time.sleep(POLL_SECONDS)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
