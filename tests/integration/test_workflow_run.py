@@ -4,6 +4,7 @@ Each test runs its own Workflow in its own namespace on its own nodes of one 16-
 """
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any
 
 from kubernetes import client
@@ -141,4 +142,20 @@ def test_check_mode_plans_and_writes_nothing(e2e: Sim) -> None:
     assert rc == 0, result
     assert [j["name"] for j in result["plan"]["jobs"]] == [f"nccl-test-group-{i}-iter-1" for i in range(6)]
     assert result["changed"] is False
+    assert "status" not in stored(e2e, ns) and items(e2e, ns, NVCRE, "jobs") == []
+
+
+def test_refuses_when_a_resident_nvcre_controller_runs(e2e: Sim) -> None:
+    ns = start(e2e, workflow(nodes(0, 1)))
+    coordination = client.CoordinationV1Api(e2e.api)
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    coordination.create_namespaced_lease(ns, {"metadata": {"name": "nvcre-controller-manager.nvcre.nvidia.com"},
+                                              "spec": {"holderIdentity": "nvcre-0", "renewTime": now}})
+    try:
+        rc, result = run(e2e, ns)
+    finally:
+        coordination.delete_namespaced_lease("nvcre-controller-manager.nvcre.nvidia.com", ns)
+    assert rc != 0
+    assert result["msg"].startswith(f"refusing to drive Workflow {ns}/nccl-test: a resident NVCRE controller holds "
+                                    f"the leader lease {ns}/nvcre-controller-manager.nvcre.nvidia.com")
     assert "status" not in stored(e2e, ns) and items(e2e, ns, NVCRE, "jobs") == []
