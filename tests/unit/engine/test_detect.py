@@ -5,7 +5,6 @@ gpus, allocatable}``; ``node()`` expands them into Kubernetes-JSON Node dicts.
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -119,15 +118,13 @@ def test_status_fields_omit_empty_exclusions():
     }
 
 
-def test_ten_thousand_nodes_is_fast():
+def test_ten_thousand_nodes():
+    """Scale correctness; the time is measured by bench/plan.py, not asserted here."""
     products = ["NVIDIA-H100-80GB-HBM3", "NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB"]
     nodes = [node({"name": f"node{i:05d}", "product": products[i % 3], "gpus": "8" if i % 7 else "4",
                    "unschedulable": i % 101 == 0, "labels": {"pool": "gpu"}}, "aws:///x")
              for i in range(10_000)]
     spec = {"jobTemplate": {"spec": {"c": {"limits": {"nvidia.com/gpu": 8}}}}}
-    start = time.perf_counter()
     result = detect.filter_gpu_capacity(detect.detect(nodes, {"nodeSelector": {"pool": "gpu"}}), spec)
-    elapsed = time.perf_counter() - start
     assert result.gpu_architecture == "h100"
     assert len(result.nodes) + len(result.excluded_nodes) == 10_000
-    assert elapsed < 0.1, f"detection of 10,000 nodes took {elapsed:.3f}s"

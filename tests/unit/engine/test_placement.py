@@ -92,12 +92,10 @@ def test_tolerations(case):
 
 
 @pytest.mark.parametrize("npj,domain_size", [(4, 18), (7, 18), (8, 0)])
-def test_ten_thousand_nodes_plan_fast(npj, domain_size):
-    import time
+def test_ten_thousand_nodes_plan(npj, domain_size):
+    """Every node covered at scale; the time is bench/plan.py's to measure."""
     names = [f"node{i:05d}" for i in range(10_000)]
     key = "nvidia.com/gpu.clique" if domain_size else ""
     labels = {n: {key: f"c{i // domain_size}"} for i, n in enumerate(names)} if domain_size else None
-    start = time.perf_counter()
     groups = placement.partition_nodes(names, npj, key, labels=labels)
-    assert time.perf_counter() - start < 1.0
     assert {n for g in groups for n in g["nodes"]} == set(names)
