@@ -12,6 +12,10 @@ attributes:
     description: Can run in check mode and return changed status prediction without modifying the cluster.
   diff_mode:
     description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
+  idempotent:
+    description:
+      - When run twice in a row outside check mode, with the same arguments, the second run reports no change.
+      - This assumes the cluster and the files it reads have not changed in a relevant way in between.
   action_group:
     description: Use C(group/cre.certification.certification) in C(module_defaults) to set defaults for this module.
     support: full

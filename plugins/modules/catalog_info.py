@@ -48,6 +48,8 @@ attributes:
     support: full
   diff_mode:
     support: none
+  idempotent:
+    support: full
 notes:
   - "An unknown category fails with C(Unknown certification category: <domain>/<variant>)."
 """

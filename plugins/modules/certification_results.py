@@ -1,4 +1,6 @@
 #!/usr/bin/python
+# Copyright: (c) 2026, cre.certification developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Documentation stub: certification_results runs on the controller as an action plugin."""
 from __future__ import annotations
 
@@ -16,8 +18,9 @@ description:
     that directory on the controller. C(changed) is true only when a file's content changed.
   - Runs on the controller. Reads only from the cluster.
 author:
-  - cre.certification developers
+  - cre.certification developers (@cre-certification)
 extends_documentation_fragment:
+  - cre.certification.attributes
   - kubernetes.core.k8s_auth_options
 options:
   certification:
@@ -45,10 +48,6 @@ attributes:
     support: none
   idempotent:
     support: full
-  action_group:
-    support: full
-    membership:
-      - cre.certification.certification
 """
 
 EXAMPLES = r"""

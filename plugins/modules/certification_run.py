@@ -1,4 +1,6 @@
 #!/usr/bin/python
+# Copyright: (c) 2026, cre.certification developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Documentation stub: certification_run runs on the controller as an action plugin."""
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ description:
   - Check mode writes nothing and returns the Workflows it would create with their plans for the live nodes.
   - Refuses to touch a Certification it did not create (a resident NVCRE controller or another tool owns it).
 author:
-  - cre.certification developers
+  - cre.certification developers (@cre-certification)
 extends_documentation_fragment:
+  - cre.certification.attributes
   - kubernetes.core.k8s_auth_options
 options:
   name:
@@ -78,11 +81,9 @@ attributes:
   diff_mode:
     support: none
   idempotent:
-    support: full
-  action_group:
-    support: full
-    membership:
-      - cre.certification.certification
+    support: partial
+    details: Over a finished Certification a second run changes nothing; a run that stopped at O(timeout)
+      goes on with the Certification when run again.
 """
 
 EXAMPLES = r"""

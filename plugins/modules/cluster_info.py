@@ -39,6 +39,8 @@ attributes:
     support: full
   diff_mode:
     support: none
+  idempotent:
+    support: full
 """
 
 EXAMPLES = r"""

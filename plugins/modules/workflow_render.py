@@ -71,6 +71,8 @@ attributes:
     details: The module never changes anything; check mode returns the same plan.
   diff_mode:
     support: none
+  idempotent:
+    support: full
 notes:
   - The plan's C(jobs) are the first iteration's Jobs, one per group, whatever
     C(spec.orchestration.execution.maxConcurrent) says about how many run at once.

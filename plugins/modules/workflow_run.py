@@ -50,6 +50,10 @@ attributes:
     details: Plans the groups, Job names and nodes per Job from the live nodes and writes nothing.
   diff_mode:
     support: none
+  idempotent:
+    support: partial
+    details: Over a terminal Workflow a second run changes nothing; a run that stopped at O(timeout) or
+      O(until_iteration) goes on driving the Workflow when run again.
 """
 
 EXAMPLES = r"""
