@@ -42,7 +42,7 @@ def workflow_for(npj: int, gpus: int, orchestration: dict) -> dict:
 
 def best_of(runs: int, fn) -> float:
     best = float("inf")
-    for _ in range(runs):
+    for _run in range(runs):
         start = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - start)

@@ -139,7 +139,7 @@ class CertificationRun:
         chosen = override or progress["condition"]
         if self.check_mode:
             return cert
-        for _ in range(STATUS_RETRIES):
+        for _attempt in range(STATUS_RETRIES):
             old = cert.get("status") or {}
             now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
             status = {**old, "categoryStatuses": statuses,

@@ -226,7 +226,7 @@ def test_server_defaults_match_the_models(crds, namespace, case):
 
 @pytest.mark.parametrize("case", UPDATES, ids=[f"{c[0]}: {c[1]}" for c in UPDATES])
 def test_update(crds, namespace, case):
-    base, _, patch, field, message = case
+    base, _title, patch, field, message = case
     created = _create(crds, namespace, BASES[base])
     updated = jsonpatch.apply_patch(created, patch)
     if field is None:
@@ -239,7 +239,7 @@ def test_update(crds, namespace, case):
 
 @pytest.mark.parametrize("case", CREATES, ids=[f"{c[0]}: {c[1]}" for c in CREATES])
 def test_create_rejected(crds, namespace, case):
-    base, _, patch, field, message = case
+    base, _title, patch, field, message = case
     with pytest.raises(ApiException) as err:
         _create(crds, namespace, jsonpatch.apply_patch(BASES[base], patch))
     _assert_rejected(err.value, field, message)

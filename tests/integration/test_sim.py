@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def sim_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "tools.sim", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300, check=False)
 
 
 def run_trainjob(api: client.ApiClient, namespace: str, name: str, nodes: list[str]) -> str:

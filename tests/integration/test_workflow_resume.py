@@ -65,7 +65,7 @@ def outcome(sim: Sim, ns: str) -> dict:
         if cm.metadata.name.endswith(uid[:8]):
             plain = client.ApiClient().sanitize_for_serialization(cm)
             cms[cm.metadata.name.rsplit("-", 1)[0]] = (node_results.read_succeeded(plain),
-                                                        node_results.read_failed(plain))
+                                                       node_results.read_failed(plain))
     orch = wf["status"]["orchestration"]
     return {
         "jobs": {j["metadata"]["name"]: j["spec"] for j in items(sim, ns, NVCRE, "jobs")},

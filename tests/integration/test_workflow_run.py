@@ -16,6 +16,7 @@ from tools.sim import cluster
 from .conftest import Sim
 from .seed import NVCRE, TRAINER, items, nodes, start, stored, workflow
 
+
 def run(sim: Sim, ns: str, *flags: str, **args: Any) -> tuple[int, dict]:
     return ansible_module("workflow_run", {"name": "nccl-test", "namespace": ns, "kubeconfig": str(sim.kubeconfig),
                                            "timeout": 240, "poll_interval": 0.5, **args}, *flags, timeout=300)

@@ -183,7 +183,7 @@ def down(name: str, missing_ok: bool = False) -> None:
         processes.stop(pid)
     bin_dir = None
     try:
-        bin_dir, _ = binaries()
+        bin_dir = binaries()[0]
         _kwokctl(bin_dir, "delete", "cluster", "--name", name, "--kubeconfig", "")
     except (subprocess.CalledProcessError, OSError):
         pass
@@ -259,7 +259,7 @@ def restart_apiserver(name: str, down_seconds: float) -> None:
     st = ClusterState.load(name)
     processes.stop(int((cluster_dir(name) / "pids" / "kube-apiserver.pid").read_text()))
     time.sleep(down_seconds)
-    bin_dir, _ = binaries()
+    bin_dir = binaries()[0]
     _kwokctl(bin_dir, "start", "cluster", "--name", name, "--wait", "2m")
     deadline = time.monotonic() + 60
     while True:

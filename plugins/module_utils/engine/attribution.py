@@ -82,7 +82,7 @@ def failure_log(pods: list[Obj], logs: dict[str, str]) -> Obj:
                 candidates.append((rank, pod, pod_name, container, terminated, code))
     if not candidates:
         return {"reason": NO_TERMINATED_CONTAINER}
-    _, pod, pod_name, container, terminated, code = min(candidates, key=lambda c: c[0])
+    pod, pod_name, container, terminated, code = min(candidates, key=lambda c: c[0])[1:]
     log: Obj = {"podName": pod_name}
     if node := (pod.get("spec") or {}).get("nodeName"):
         log["nodeName"] = node

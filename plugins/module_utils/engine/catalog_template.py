@@ -138,7 +138,7 @@ class Renderer:
         if kind == "$join":
             return node.get("$sep", ",").join(str(v) for v in self.render(node[kind]))
         if kind == "$repeat":
-            return [self.render(node[kind]) for _ in range(int(self.render(node["$count"])))]
+            return [self.render(node[kind]) for _copy in range(int(self.render(node["$count"])))]
         raise TemplateError(f"unknown directive {kind}")
 
 

@@ -111,7 +111,7 @@ def build_options(spec: dict, category: dict, *, platform: str, gpu_architecture
         limit = min(options.get("nodesPerJob") or available_nodes, available_nodes)
         nodes = entry.max_valid_nodes(limit, options["gpusPerNode"], gpu_architecture)
         if not nodes:
-            tp, pp, _ = entry.parallel(gpu_architecture)
+            tp, pp = entry.parallel(gpu_architecture)[:2]
             raise InputError("", f"{entry.key}: no valid node count <= {limit} satisfies model constraints "
                                  f"(minGPUs={entry.min_gpus}, TP×PP={tp * pp}, "
                                  f"{options['gpusPerNode']} GPUs/node)")
@@ -210,7 +210,7 @@ def apply_workload_labels(spec: dict, labels: dict | None, gang_scheduler: dict 
     if not merged:
         return
     if error := gang.labels_error(merged):
-        path, _, rule = error.partition(": ")
+        path, _sep, rule = error.partition(": ")
         raise InputError(path, rule)
     job_spec["workloadMetadata"] = {"labels": merged}
 

@@ -102,7 +102,7 @@ def creation_order(dependencies: list[dict[str, Any]]) -> list[int]:
     """Stable topological order: a dependency whose name another one mentions comes first; ties by index."""
     count = len(dependencies)
     found = [set(strings(d, _namespace_skip)) for d in dependencies]
-    after: list[list[int]] = [[] for _ in range(count)]
+    after: list[list[int]] = [[] for _index in range(count)]
     blockers = [0] * count
     for a in range(count):
         for b in range(count):
@@ -178,7 +178,7 @@ def _held(obj: Any, skip: Callable[[Path], bool], path: Path = ()) -> list[tuple
 
 def _without(obj: Any, held: list[tuple[Path, Any]]) -> Any:
     """`obj` with the held subtrees replaced by null (shallow copies along their paths only)."""
-    for path, _ in held:
+    for path, _value in held:
         obj = _set(obj, path, None)
     return obj
 

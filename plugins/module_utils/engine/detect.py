@@ -278,7 +278,7 @@ class Detection:
 
     @property
     def excluded_nodes(self) -> list[str]:
-        return self.cordoned + self.arch_excluded + [name for name, _ in self.capacity_excluded]
+        return self.cordoned + self.arch_excluded + [name for name, _gpus in self.capacity_excluded]
 
     @property
     def exclusion_reason(self) -> str:
@@ -440,7 +440,7 @@ def filter_gpu_capacity(detection: Detection, spec: dict[str, Any]) -> Detection
         raise DetectionFailure(
             "PartitionError",
             f"No node can supply the {need} nvidia.com/gpu the workload requests per node; "
-            f"best available is {max(have for _, have in short)}",
+            f"best available is {max(have for _name, have in short)}",
             result,
         )
     return result

@@ -133,8 +133,8 @@ def _partition_topology(names: list[str], npj: int, domain_of: dict[str, str],
     unassigned = len(names)
     groups: list[dict[str, Any]] = []
     while unassigned >= npj:
-        top = [heapq.heappop(heap) for _ in range(min(max_domains, len(heap)))]
-        if -sum(count for count, _ in top) < npj:
+        top = [heapq.heappop(heap) for _pop in range(min(max_domains, len(heap)))]
+        if -sum(count for count, _domain in top) < npj:
             for entry in top:
                 heapq.heappush(heap, entry)
             break

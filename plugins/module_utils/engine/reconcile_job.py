@@ -182,7 +182,7 @@ def _unschedulable(pods: list[Obj]) -> tuple[datetime, str] | None:
             found.append((since, (pod.get("metadata") or {}).get("name", ""), cond.get("message") or ""))
     if not found:
         return None
-    since, _, message = min(found)
+    since, _pod_name, message = min(found)
     return since, message
 
 

@@ -112,7 +112,7 @@ def _node_verdicts(category: dict) -> dict[str, dict]:
         verdicts[name] = {"result": NODE_SKIPPED, "reason": "Excluded",
                           "message": orchestration.get("exclusionReason", "")}
     failed_groups: dict[str, str] = {}
-    for _, group in _all_groups(orchestration):
+    for _iteration, group in _all_groups(orchestration):
         for node in group.get("nodes") or []:
             if group.get("phase") == "Failed":
                 failed_groups.setdefault(node, group["name"])
@@ -151,14 +151,14 @@ def category_report(category: dict) -> dict:
         "runtime": _runtime(workflow, phase),
         "testScale": annotations.get(ANNOTATION_TEST_SCALE, ""),
         "nodesPerJob": orchestration.get("nodesPerJob", 0),
-        "jobs": sum(1 for _, g in groups if _job_name(g) or g.get("phase") not in (None, "Pending")),
+        "jobs": sum(1 for _iteration, g in groups if _job_name(g) or g.get("phase") not in (None, "Pending")),
         "mnnvl": _mnnvl(workflow),
         "failedGroups": _failed_groups(orchestration, category.get("jobs") or {}, category.get("failed") or []),
         "cliques": [], "domains": [], "bandwidth": [], "groupBandwidth": [],
         "iterations": [
             {"iteration": i, "groups": [{"name": g["name"], "phase": g.get("phase") or "Pending"}
                                         for at, g in groups if at == i]}
-            for i in sorted({i for i, _ in groups})],
+            for i in sorted({at for at, _group in groups})],
     }
     if failed_cond.get("reason"):
         report["failureCondition"] = failed_cond["reason"]

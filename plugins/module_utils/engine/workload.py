@@ -59,7 +59,7 @@ def _labels(spec: Obj, train_job: Obj, job_name: str) -> dict[str, str]:
     """
     user = dict((spec.get("workloadMetadata") or {}).get("labels") or {})
     if error := gang.labels_error(user, LABELS_PATH):
-        path, _, rule = error.partition(": ")
+        path, _sep, rule = error.partition(": ")
         raise InputError(path, rule)
     adapter = dict(train_job.get("labels") or {})
     for key in sorted(user.keys() & adapter.keys()):

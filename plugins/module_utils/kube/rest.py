@@ -37,7 +37,7 @@ class Kube:
         """One call; raises ApiException (status, body) on any non-2xx answer."""
         self.requests[method] += 1
         url_path = f"{path}?{urlencode(query)}" if query else path
-        _, url, headers, data, _ = self.api.param_serialize(
+        _method, url, headers, data, _post = self.api.param_serialize(
             method, url_path, header_params={"Accept": "application/json", "Content-Type": content_type},
             body=body, auth_settings=["BearerToken"])
         response = self.api.call_api(method, url, header_params=headers, body=data)
@@ -130,7 +130,7 @@ class Kube:
         self.requests["GET"] += 1
         path = f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(pod)}/log"
         query = urlencode({"container": container, "tailLines": lines, "limitBytes": 32 * 1024})
-        _, url, headers, _, _ = self.api.param_serialize("GET", f"{path}?{query}", auth_settings=["BearerToken"])
+        _method, url, headers, _body, _post = self.api.param_serialize("GET", f"{path}?{query}", auth_settings=["BearerToken"])
         response = self.api.call_api("GET", url, header_params=headers)
         response.read()
         return response.data.decode(errors="replace") if 200 <= response.status < 300 else ""

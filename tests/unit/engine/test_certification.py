@@ -69,9 +69,12 @@ def test_build_workflow(case, monkeypatch):
         monkeypatch.setattr(catalog, "build_spec", lambda *a: {
             **build(*a), "overrides": build(*a).get("overrides", []) + [copy.deepcopy(case["extraOverride"])]})
     cert = case["certification"]
-    run = lambda: certification.build_workflow(  # noqa: E731
-        cert, cert["spec"]["categories"][case["category"]], platform=case["platform"],
-        gpu_architecture=case["gpuArchitecture"], available_nodes=case["availableNodes"])
+
+    def run():
+        return certification.build_workflow(
+            cert, cert["spec"]["categories"][case["category"]], platform=case["platform"],
+            gpu_architecture=case["gpuArchitecture"], available_nodes=case["availableNodes"])
+
     if "error" in case:
         with pytest.raises(InputError) as err:
             run()

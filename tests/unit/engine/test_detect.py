@@ -82,7 +82,10 @@ def test_majority_architecture(case):
 def test_detect(case):
     nodes = nodes_of(case)
     before = [dict(n["metadata"]["labels"]) for n in nodes]
-    run = lambda: detect.detect(nodes, case.get("target"), case.get("resourceSlices"))  # noqa: E731
+
+    def run():
+        return detect.detect(nodes, case.get("target"), case.get("resourceSlices"))
+
     if "failure" in case:
         with pytest.raises(WorkflowFailure) as err:
             run()

@@ -21,7 +21,7 @@ KINDS = {
 
 
 def live(kind, content):
-    _, encode, _, key, name = KINDS[kind]
+    _merge, encode, _read, key, name = KINDS[kind]
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "certify",
                                                                   "resourceVersion": "7"},
             "binaryData": {key: encode(content)}}
@@ -30,7 +30,7 @@ def live(kind, content):
 @pytest.mark.parametrize("kind,case", [(k, c) for k in KINDS for c in CASES[k]],
                          ids=[f"{k}-{c['id']}" for k in KINDS for c in CASES[k]])
 def test_merge(kind, case):
-    merge, _, read, _, name = KINDS[kind]
+    merge, _encode, read, _key, name = KINDS[kind]
     configmaps = {} if case["existing"] is None else {name: live(kind, case["existing"])}
     got_name, write = merge(WORKFLOW, configmaps, case["add"])
     assert got_name == name

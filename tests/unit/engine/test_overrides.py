@@ -32,7 +32,9 @@ def context(ctx: dict) -> overrides.OverrideContext:
 
 @pytest.mark.parametrize("case", load("match.yaml"), ids=lambda c: c["id"])
 def test_matches_when(case):
-    run = lambda: overrides.matches_when(case["when"], context(case["ctx"]), "spec.overrides[0].when")  # noqa: E731
+    def run():
+        return overrides.matches_when(case["when"], context(case["ctx"]), "spec.overrides[0].when")
+
     if "error" in case:
         with pytest.raises(InputError) as err:
             run()

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine import (attribution, health, ownership,
-                                                                                reconcile_job)
+                                                                               reconcile_job)
 from ansible_collections.cre.certification.plugins.module_utils.engine.actions import Create, Event, UpdateStatus
 from ansible_collections.cre.certification.plugins.module_utils.engine.world import JobWorld
 
@@ -64,7 +64,7 @@ def test_replaying_the_written_status_converges():
         world = make_world(case.get("patch", []))
         if any(isinstance(a, Create) for a in reconcile_job.reconcile(world).actions):
             continue
-        for _ in range(3):
+        for _pass in range(3):
             writes = [a for a in reconcile_job.reconcile(world).actions if isinstance(a, UpdateStatus)]
             if not writes:
                 break

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine import (mocknodes, node_results, ownership,
-                                                                                reconcile_workflow)
+                                                                               reconcile_workflow)
 from ansible_collections.cre.certification.plugins.module_utils.engine.actions import (Create, Delete, Event, Ref,
                                                                                        Replace, UpdateStatus)
 from ansible_collections.cre.certification.plugins.module_utils.engine.world import WorkflowWorld
@@ -183,7 +183,7 @@ class Sim:
     def steps(self):
         """Action counts of each step of an uninterrupted run (for the kill points)."""
         counts = []
-        for _ in range(200):
+        for _step in range(200):
             step = reconcile_workflow.reconcile(self.world())
             if step.terminal and not step.actions:
                 return counts

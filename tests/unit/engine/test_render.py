@@ -48,6 +48,6 @@ def test_render(case):
 
 
 def test_jobs_carry_group_iteration_and_manifest():
-    _, out = run({"nodes": {"platform": "aws", "gpu_architecture": "h100", "count": 4}})
+    out = run({"nodes": {"platform": "aws", "gpu_architecture": "h100", "count": 4}})[1]
     assert [(j["group"], j["iteration"], j["manifest"]["kind"]) for j in out.plan["jobs"]] == [
         ("group-0", 1, "Job"), ("group-1", 1, "Job")]

@@ -32,7 +32,7 @@ def test_report(path: Path) -> None:
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_junit_counts(path: Path) -> None:
     """The suite totals agree with the testcases they hold (CI tools trust the attributes)."""
-    _, got = _build(path)
+    got = _build(path)[1]
     root = ET.fromstring(report.junit_xml(got))
     for suite in [root, *root.findall("testsuite")]:
         cases = list(suite.iter("testcase"))
