@@ -1,0 +1,294 @@
+"""End-to-end run time against the floor and against a looped `kubernetes.core.k8s` playbook, side by side.
+
+Run from the repo root: `.venv/bin/python bench/run.py [--sizes 64 256 1024]`. For each size N it starts a
+simulated aws-gb200 cluster of N nodes (tools.sim, pods run ~1 s), and on it, one after the other:
+
+  ours   the seed Workflow (Pinned, 2 nodes per Job => N/2 groups, 1 iteration) driven to Succeeded by
+         `run_workflow` in this process; API requests from `Kube.requests`.
+  floor  the exact objects ours created (job-scoped TrainingRuntime copies, NVCRE Jobs, TrainJobs; read back,
+         server fields and owner references stripped, in a fresh namespace) created by a thread pool of plain
+         `Kube.create` calls, then a list poll until every TrainJob is Complete: same pods, same scheduler.
+  loop   what a user would write instead: `.venv/bin/ansible-playbook` running `kubernetes.core.k8s` (state
+         present) with `loop:` over the groups, then `kubernetes.core.k8s_info` with `until`/`retries`.
+         It creates per group what actually runs the pods (the TrainingRuntime copy and the TrainJob); the NVCRE
+         Jobs are left out because nothing would act on them without a controller, which only makes the loop
+         faster, i.e. the comparison is conservative for us.
+
+Prints a table per size (seconds, requests, requests per group, ours/floor, loop/ours) and the two targets:
+ours within 2x of the floor, and at least 10x faster than the loop at 1,024 nodes. Nothing is written to disk
+beyond a temporary directory; every cluster started is torn down, also on Ctrl-C.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / ".collections")]
+
+import yaml  # noqa: E402
+from kubernetes import client  # noqa: E402
+
+from ansible_collections.cre.certification.plugins.module_utils.kube.driver import run_workflow  # noqa: E402
+from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube  # noqa: E402
+from tests.integration.conftest import install_crds  # noqa: E402
+from tests.integration.seed import nodes, workflow  # noqa: E402
+from tools.sim import cluster  # noqa: E402
+
+NVCRE = "nvcre.nvidia.com/v1alpha1"
+TRAINER = "trainer.kubeflow.org/v1alpha1"
+WORKFLOW = "nccl-test"
+TIMEOUT = 900  # seconds any one measurement may take before the bench gives up
+POOL = 16      # the floor's concurrent creates
+SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "ownerReferences",
+                 "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds")
+
+
+def fresh(kube: Kube, ns: str) -> str:
+    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    return ns
+
+
+class Recording(Kube):
+    """A Kube that keeps a copy of every object it creates: the exact manifests of our run, including the
+    runtime copies the run deletes again at its end."""
+
+    def __init__(self, api: client.ApiClient) -> None:
+        super().__init__(api)
+        self.created: list[dict[str, Any]] = []
+        self.http_seconds = 0.0
+
+    def request(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        start = time.monotonic()
+        try:
+            return super().request(*args, **kwargs)
+        finally:
+            self.http_seconds += time.monotonic() - start
+
+    def create(self, obj: dict[str, Any], dry_run: bool = False) -> dict[str, Any]:
+        out = super().create(obj, dry_run)
+        self.created.append(copy.deepcopy(obj))
+        return out
+
+
+def ours(api: client.ApiClient, size: int, poll: float) -> dict[str, Any]:
+    kube = Recording(api)
+    ns = fresh(kube, f"ours-{size}")
+    kube.create({**workflow(nodes(*range(size))), "metadata": {"name": WORKFLOW, "namespace": ns}})
+    kube.requests.clear()
+    kube.created.clear()
+    kube.http_seconds = 0.0
+    start, cpu = time.monotonic(), time.thread_time()
+    result = run_workflow(kube, ns, WORKFLOW, timeout=TIMEOUT, poll_interval=poll)
+    seconds, cpu = time.monotonic() - start, time.thread_time() - cpu
+    if result["phase"] != "Succeeded":
+        raise SystemExit(f"ours at {size} nodes ended {result['phase']}: {result['condition']}")
+    # Where the time went: waiting on HTTP answers, Python CPU (engine, JSON, client), the rest is poll sleep.
+    split = {"http": kube.http_seconds, "cpu": cpu, "sleep": seconds - kube.http_seconds - cpu}
+    return {"seconds": seconds, "requests": Counter(kube.requests), "groups": result["groups"]["total"], "split": split,
+            "objects": manifests(kube.created)}
+
+
+def manifests(created: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The runtime copies, Jobs and TrainJobs ours created, without owner references (their owners do not
+    exist in the floor's namespace, and the garbage collector would delete them)."""
+    def strip(obj: dict[str, Any]) -> dict[str, Any]:
+        meta = {k: v for k, v in obj["metadata"].items() if k not in SERVER_FIELDS and k != "namespace"}
+        return {**obj, "metadata": meta}
+
+    def of(api_version: str, kind: str) -> list[dict[str, Any]]:
+        return [strip(o) for o in created if o.get("apiVersion") == api_version and o.get("kind") == kind]
+
+    return {"runtimes": of(TRAINER, "TrainingRuntime"), "jobs": of(NVCRE, "Job"), "trainjobs": of(TRAINER, "TrainJob")}
+
+
+def into(objs: list[dict[str, Any]], ns: str) -> list[dict[str, Any]]:
+    return [{**o, "metadata": {**o["metadata"], "namespace": ns}} for o in objs]
+
+
+def complete(kube: Kube, ns: str, count: int, poll: float) -> None:
+    """Wait until `count` TrainJobs in `ns` carry Complete=True (one list per poll)."""
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        done = sum(1 for t in kube.list(TRAINER, "TrainJob", ns)
+                   if any(c["type"] == "Complete" and c["status"] == "True"
+                          for c in (t.get("status") or {}).get("conditions") or []))
+        if done >= count:
+            return
+        if time.monotonic() > deadline:
+            raise SystemExit(f"floor in {ns}: {done}/{count} TrainJobs Complete after {TIMEOUT}s")
+        time.sleep(poll)
+
+
+def create_retrying(kube: Kube, obj: dict[str, Any]) -> None:
+    """Create; while the Trainer webhook's cache has not yet seen the runtime it names, retry shortly."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            kube.create(obj)
+            return
+        except client.ApiException as exc:
+            if exc.status != 403 or "must be created before" not in (exc.body or "") or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def floor(api: client.ApiClient, size: int, objs: dict[str, list[dict[str, Any]]], poll: float) -> dict[str, Any]:
+    kube = Kube(api)
+    ns = fresh(kube, f"floor-{size}")
+    kube.resource(TRAINER, "TrainJob")  # discovery outside the clock, as ours had it warm too
+    kube.resource(NVCRE, "Job")
+    kube.requests.clear()
+    start = time.monotonic()
+    with ThreadPoolExecutor(POOL) as pool:
+        # A TrainJob's runtime must exist first (the Trainer webhook resolves runtimeRef from its cache).
+        list(pool.map(kube.create, into(objs["runtimes"] + objs["jobs"], ns)))
+        list(pool.map(lambda t: create_retrying(kube, t), into(objs["trainjobs"], ns)))
+    complete(kube, ns, len(objs["trainjobs"]), poll)
+    return {"seconds": time.monotonic() - start, "requests": Counter(kube.requests)}
+
+
+def playbook(kubeconfig: Path, ns: str, objs: dict[str, list[dict[str, Any]]], poll: float) -> list[dict[str, Any]]:
+    runtime = {r["metadata"]["name"]: r for r in objs["runtimes"]}
+    groups = [{"runtime": runtime[t["spec"]["runtimeRef"]["name"]], "trainjob": t} for t in objs["trainjobs"]]
+    count = len(groups)
+    return [{
+        "name": "What a user would write: create each group's objects, then wait",
+        "hosts": "localhost", "connection": "local", "gather_facts": False,
+        "vars": {"groups_to_run": into_groups(groups, ns)},
+        "tasks": [
+            {"name": "Create the runtime copy and the TrainJob of each group",
+             "kubernetes.core.k8s": {"kubeconfig": str(kubeconfig), "state": "present",
+                                     "definition": "{{ [item.runtime, item.trainjob] }}"},
+             "loop": "{{ groups_to_run }}", "loop_control": {"label": "{{ item.trainjob.metadata.name }}"}},
+            {"name": "Wait until every TrainJob is Complete",
+             "kubernetes.core.k8s_info": {"kubeconfig": str(kubeconfig), "api_version": TRAINER,
+                                          "kind": "TrainJob", "namespace": ns},
+             "register": "trainjobs",
+             "until": ("trainjobs.resources | map(attribute='status', default={}) "
+                       "| map(attribute='conditions', default=[]) | flatten "
+                       "| selectattr('type', 'equalto', 'Complete') | selectattr('status', 'equalto', 'True') "
+                       f"| list | length >= {count}"),
+             "retries": int(TIMEOUT / max(poll, 1)), "delay": max(1, round(poll))},
+        ],
+    }]
+
+
+def into_groups(groups: list[dict[str, Any]], ns: str) -> list[dict[str, Any]]:
+    return [{k: into([v], ns)[0] for k, v in g.items()} for g in groups]
+
+
+def loop(kubeconfig: Path, kube: Kube, size: int, objs: dict[str, list[dict[str, Any]]], poll: float,
+         tmp: Path) -> dict[str, Any]:
+    ns = fresh(kube, f"loop-{size}")
+    book = tmp / f"loop-{size}.yml"
+    book.write_text(yaml.safe_dump(playbook(kubeconfig, ns, objs, poll), sort_keys=False))
+    env = {**os.environ, "ANSIBLE_LOCALHOST_WARNING": "0", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
+           "ANSIBLE_PYTHON_INTERPRETER": str(ROOT / ".venv/bin/python"), "ANSIBLE_NOCOLOR": "1"}
+    log = tmp / f"loop-{size}.log"
+    start = time.monotonic()
+    with log.open("w") as out:
+        proc = subprocess.run([str(ROOT / ".venv/bin/ansible-playbook"), "-i", "localhost,", str(book)],
+                              cwd=tmp, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=TIMEOUT * 2, check=False)
+    seconds = time.monotonic() - start
+    if proc.returncode != 0:
+        tail = "\n".join(log.read_text().splitlines()[-30:])
+        raise SystemExit(f"the loop playbook failed at {size} nodes (rc {proc.returncode}):\n{tail}")
+    # kubernetes.core's k8s does a GET then a create per object (plus discovery per module run); not counted here.
+    return {"seconds": seconds}
+
+
+def ansible_overhead(kubeconfig: Path, ns: str) -> float:
+    """Wall time of the module in check mode (process start, module transfer, one render): the fixed cost
+    a user pays on top of `run_workflow` by going through ansible."""
+    env = {**os.environ, "ANSIBLE_LOCALHOST_WARNING": "0", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0"}
+    args = f'{{"name": "{WORKFLOW}", "namespace": "{ns}", "kubeconfig": "{kubeconfig}"}}'
+    start = time.monotonic()
+    subprocess.run([str(ROOT / ".venv/bin/ansible"), "localhost", "--check", "-m", "cre.certification.workflow_run",
+                    "-a", args], cwd=ROOT, env=env, capture_output=True, check=True, timeout=300)
+    return time.monotonic() - start
+
+
+def measure(size: int, poll: float, tmp: Path, with_loop: bool) -> dict[str, Any]:
+    name = f"bench-{os.getpid()}-{size}"
+    t0 = time.monotonic()
+    kubeconfig = cluster.up("aws-gb200", size, name)
+    try:
+        api = cluster.api(kubeconfig)
+        install_crds(api)
+        print(f"[{size} nodes] cluster up in {time.monotonic() - t0:.0f}s", flush=True)
+        kube = Kube(api)
+        a = ours(api, size, poll)
+        print(f"[{size} nodes] ours {a['seconds']:.1f}s", flush=True)
+        objs = a["objects"]
+        b = floor(api, size, objs, poll)
+        print(f"[{size} nodes] floor {b['seconds']:.1f}s", flush=True)
+        c = loop(kubeconfig, kube, size, objs, poll, tmp) if with_loop else None
+        if c:
+            print(f"[{size} nodes] loop {c['seconds']:.1f}s", flush=True)
+        overhead = ansible_overhead(kubeconfig, f"ours-{size}")
+        return {"size": size, "ours": a, "floor": b, "loop": c, "objects": {k: len(v) for k, v in objs.items()},
+                "overhead": overhead}
+    finally:
+        cluster.down(name, missing_ok=True)
+
+
+def report(r: dict[str, Any]) -> None:
+    a, b, c, groups = r["ours"], r["floor"], r["loop"], r["ours"]["groups"]
+    print(f"\n{r['size']} nodes, {groups} groups ({r['objects']['runtimes']} runtime copies, {r['objects']['jobs']} "
+          f"Jobs, {r['objects']['trainjobs']} TrainJobs)")
+    print(f"  {'':6} {'seconds':>8} {'requests':>9} {'req/group':>10}  by verb")
+    for label, m in (("ours", a), ("floor", b)):
+        total = sum(m["requests"].values())
+        verbs = " ".join(f"{v}={n}" for v, n in sorted(m["requests"].items()))
+        print(f"  {label:6} {m['seconds']:8.1f} {total:9d} {total / groups:10.1f}  {verbs}")
+    if c:
+        print(f"  {'loop':6} {c['seconds']:8.1f} {'-':>9} {'-':>10}  (ansible-playbook, kubernetes.core.k8s loop)")
+    split = " ".join(f"{k} {v:.1f}s" for k, v in a["split"].items())
+    print(f"  ours' time: {split} (http includes the client's JSON decoding; cpu overlaps http)")
+    ratios = f"  ours/floor {a['seconds'] / b['seconds']:.2f}"
+    if c:
+        ratios += f"   loop/ours {c['seconds'] / a['seconds']:.1f}"
+    print(ratios + f"   (+ ansible process overhead for ours: {r['overhead']:.1f}s, check mode)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[64, 256, 1024])
+    parser.add_argument("--poll", type=float, default=1.0,
+                        help="poll interval of ours and of the floor's wait, in seconds (the loop's delay is "
+                             "rounded to whole seconds, its minimum 1)")
+    parser.add_argument("--no-loop", action="store_true", help="skip the ansible-playbook loop")
+    args = parser.parse_args()
+    # SIGTERM tears down like Ctrl-C does.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    results = []
+    with tempfile.TemporaryDirectory(prefix="cre-bench-") as tmp:
+        for size in args.sizes:
+            results.append(measure(size, args.poll, Path(tmp), not args.no_loop))
+            report(results[-1])
+    print("\nTargets")
+    for r in results:
+        ratio = r["ours"]["seconds"] / r["floor"]["seconds"]
+        print(f"  {r['size']:5d} nodes: ours within 2x of the floor ({ratio:.2f}x): {'PASS' if ratio <= 2 else 'MISS'}")
+    big = next((r for r in results if r["size"] == 1024 and r["loop"]), None)
+    if big:
+        ratio = big["loop"]["seconds"] / big["ours"]["seconds"]
+        print(f"   1024 nodes: ours >= 10x faster than the loop ({ratio:.1f}x): {'PASS' if ratio >= 10 else 'MISS'}")
+    else:
+        print("   1024 nodes: loop not measured (needs --sizes with 1024 and no --no-loop)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
