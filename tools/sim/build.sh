@@ -3,7 +3,8 @@
 # Prints the bin directory on its last line. A warm cache returns at once.
 set -euo pipefail
 
-K8S=v1.36.3 STAGING=v0.36.3 ETCD=v3.6.14 KWOK=v0.8.0 JOBSET=v0.12.0 TRAINER=v2.3.0
+# Trainer and JobSet are the versions NVCRE v0.12 installs: its catalog runtimes are written for their APIs.
+K8S=v1.36.3 STAGING=v0.36.3 ETCD=v3.6.14 KWOK=v0.8.0 JOBSET=v0.11.1 TRAINER=v2.2.1
 KEY="k8s-${K8S}_etcd-${ETCD}_kwok-${KWOK}_jobset-${JOBSET}_trainer-${TRAINER}"
 CACHE="${CRE_SIM_CACHE:-$HOME/.cache/cre-sim}/$KEY"
 BIN="$CACHE/bin"
@@ -49,20 +50,23 @@ build_kwok() {
   GOBIN="$BIN" go install -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK"
 }
 
-# The proxy refuses the version list of jobset, which `go install pkg@v` needs: build both
-# controllers from one wrapper module instead (trainer requires this very jobset version).
-build_controllers() {
-  local dir="$CACHE/src/controllers"; mkdir -p "$dir"; cd "$dir"
+# The proxy refuses the version list of jobset, which `go install pkg@v` needs: build each controller from a
+# wrapper module of its own (trainer's newer controller-runtime does not build jobset's own binary).
+build_go_main() {  # <wrapper dir> <module@version> <package>
+  local dir="$CACHE/src/$1"; mkdir -p "$dir"; cd "$dir"
   if [ ! -f go.mod ]; then
-    go mod init local/ctrlbuild >/dev/null 2>&1
-    go get -tool "sigs.k8s.io/jobset@$JOBSET" "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager@$TRAINER"
+    go mod init "local/$1" >/dev/null 2>&1
+    go get -tool "$2"
   fi
-  go build -p "$GOMAXPROCS" -ldflags "-s -w" -o "$BIN/" sigs.k8s.io/jobset github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
+  go build -p "$GOMAXPROCS" -ldflags "-s -w" -o "$BIN/" "$3"
 }
 
 [ -x "$BIN/etcd" ] || (build_etcd)
 { [ -x "$BIN/kwok" ] && [ -x "$BIN/kwokctl" ]; } || (build_kwok)
-{ [ -x "$BIN/jobset" ] && [ -x "$BIN/trainer-controller-manager" ]; } || (build_controllers)
+[ -x "$BIN/jobset" ] || (build_go_main jobset "sigs.k8s.io/jobset@$JOBSET" sigs.k8s.io/jobset)
+[ -x "$BIN/trainer-controller-manager" ] || (build_go_main trainer \
+  "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager@$TRAINER" \
+  github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager)
 { [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kubectl" ]; } || (build_k8s)
 # Stages, CRDs and webhook manifests come from the same module versions as the binaries.
 copy_assets() {
