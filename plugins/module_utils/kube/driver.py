@@ -5,7 +5,9 @@ next start. API cost per pass is a fixed handful of list calls, whatever the num
 """
 from __future__ import annotations
 
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
@@ -73,6 +75,7 @@ class Driver:
         self.alive = alive
         self._last_line = ""
         self.writes = 0
+        self._writes_lock = threading.Lock()  # Job passes run concurrently
 
     def workflow(self) -> dict[str, Any]:
         wf = self.kube.get(Ref(GROUP, "Workflow", self.namespace, self.name))
@@ -143,8 +146,9 @@ class Driver:
             world, job_worlds = self.observe(wf, datetime.now(timezone.utc))
             acted, requeue = False, [poll_interval]
             if not _terminal(wf):
-                for jw in job_worlds.values():
-                    acted |= self._job_pass(jw, requeue)
+                # Each Job's actions touch only that Job and its workload: the Jobs go in parallel.
+                with ThreadPoolExecutor(execute.CONCURRENCY) as pool:
+                    acted = any(list(pool.map(lambda jw: self._job_pass(jw, requeue), job_worlds.values())))
                 acted |= self._workflow_pass(world, requeue)
             wf = self.workflow()
             counts = _counts(wf)
@@ -159,7 +163,8 @@ class Driver:
         if step.requeue_after is not None:
             requeue.append(step.requeue_after)
         outcome = execute.run(self.kube, step, owner, self.trace, self.alive)
-        self.writes += outcome.done
+        with self._writes_lock:
+            self.writes += outcome.done
         if outcome.retry:
             self.progress(f"{self.namespace}/{owner}: {outcome.retry}")
         return outcome

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
@@ -14,6 +16,9 @@ except ImportError:
 from ..engine import ownership
 from ..engine.actions import Action, Create, Delete, Event, Patch, Ref, Replace, Step, UpdateStatus
 from .rest import Kube
+
+# Parallel creates of one batch; below the kubernetes client's connection pool (5 per CPU, at least 10 on 2).
+CONCURRENCY = 8
 
 
 @dataclass
@@ -46,41 +51,79 @@ class Abandoned(Exception):
 
 def run(kube: Kube, step: Step, owner_name: str, trace: Callable[[str], None] | None = None,
         alive: Callable[[], bool] | None = None) -> Outcome:
-    """Execute until done or until an action says the world changed under us (409) or we must wait."""
+    """Execute until done or until an action says the world changed under us (409) or we must wait.
+
+    Consecutive Creates are independent objects, so they go out together; their outcomes are then handled in
+    order, exactly as if issued one by one, and nothing after them starts before all have answered. A run
+    killed mid-batch re-issues the same Creates next pass and adopts what exists."""
     out = Outcome()
-    for action in step.actions:
+    for batch in _batches(step.actions):
         if alive and not alive():
             raise Abandoned("the run was stopped")
         if trace:
-            trace(describe(action))
-        try:
-            _execute(kube, action)
-        except ApiException as exc:
-            if exc.status == 409 and isinstance(action, Create):
-                live = kube.get(Ref.of(action.obj))
-                if live is None:  # deleted between the two calls: look again next pass
-                    out.stale = True
-                    return out
-                verdict = ownership.on_exists(action, live, owner_name)
-                if isinstance(verdict, ownership.Retry):
-                    out.retry = verdict.message
-                    return out
-                if isinstance(verdict, ownership.Collision):
-                    out.collision = (verdict.reason, verdict.message)
-                    return out
-            elif exc.status == 409:
-                out.stale = True
+            for action in batch:
+                trace(describe(action))
+        for action, exc in zip(batch, _issue(kube, batch)):
+            if exc is not None and not _absorbed(kube, action, exc, owner_name, out):
                 return out
-            elif isinstance(action, Create) and 400 <= exc.status < 500 and exc.status != 429:
-                out.failed_create = (action, status_message(exc))
-                return out
-            elif isinstance(action, Event):
-                pass  # events are best effort, as in any controller
-            else:
-                raise
-        out.done += 1
-        out.written.append(describe(action))
+            out.done += 1
+            out.written.append(describe(action))
     return out
+
+
+def _batches(actions: list[Action]) -> Iterator[list[Action]]:
+    """Runs of consecutive Creates, every other action alone."""
+    batch: list[Action] = []
+    for action in actions:
+        if batch and not (isinstance(action, Create) and isinstance(batch[-1], Create)):
+            yield batch
+            batch = []
+        batch.append(action)
+    if batch:
+        yield batch
+
+
+def _issue(kube: Kube, batch: list[Action]) -> list["ApiException | None"]:
+    """Each action's ApiException (None when it succeeded); any other error propagates."""
+    if len(batch) == 1:
+        return [_attempt(kube, batch[0])]
+    with ThreadPoolExecutor(min(CONCURRENCY, len(batch))) as pool:
+        return list(pool.map(lambda action: _attempt(kube, action), batch))
+
+
+def _attempt(kube: Kube, action: Action) -> "ApiException | None":
+    try:
+        _execute(kube, action)
+    except ApiException as exc:
+        return exc
+    return None
+
+
+def _absorbed(kube: Kube, action: Action, exc: "ApiException", owner_name: str, out: Outcome) -> bool:
+    """True when the refusal still counts as done (adopted, or a best-effort Event); False when the run
+    must stop here, with `out` saying why; anything unexpected is raised."""
+    if exc.status == 409 and isinstance(action, Create):
+        live = kube.get(Ref.of(action.obj))
+        if live is None:  # deleted between the two calls: look again next pass
+            out.stale = True
+            return False
+        verdict = ownership.on_exists(action, live, owner_name)
+        if isinstance(verdict, ownership.Retry):
+            out.retry = verdict.message
+            return False
+        if isinstance(verdict, ownership.Collision):
+            out.collision = (verdict.reason, verdict.message)
+            return False
+        return True
+    if exc.status == 409:
+        out.stale = True
+        return False
+    if isinstance(action, Create) and 400 <= exc.status < 500 and exc.status != 429:
+        out.failed_create = (action, status_message(exc))
+        return False
+    if isinstance(action, Event):
+        return True  # events are best effort, as in any controller
+    raise exc
 
 
 def status_message(exc: "ApiException") -> str:
