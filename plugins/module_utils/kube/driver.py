@@ -157,7 +157,7 @@ class Driver:
             if done or time.monotonic() > deadline:
                 return {**self._summary(wf, counts, self.writes, time.monotonic() - start), "timed_out": not done}
             if not acted:
-                time.sleep(max(0.05, min(min(requeue), deadline - time.monotonic())))
+                time.sleep(max(0.05, min(*requeue, deadline - time.monotonic())))
 
     def _apply(self, step: Step, owner: str, requeue: list[float]) -> execute.Outcome:
         if step.requeue_after is not None:

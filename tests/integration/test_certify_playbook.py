@@ -1,0 +1,55 @@
+"""playbooks/certify.yml against an inventory of two simulated clusters: both certified, in parallel."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from datetime import datetime
+from pathlib import Path
+
+import yaml
+from kubernetes import client
+
+from tests.ansible_run import ROOT
+
+from .conftest import Sim
+
+CATEGORY = {"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "intra-node"}}
+
+
+def host(sim: Sim, report_dir: Path) -> dict:
+    return {"k8s_kubeconfig": str(sim.kubeconfig), "certify_certification_name": "acceptance",
+            "certify_namespace": "nvcre", "certify_categories": [CATEGORY], "certify_poll_interval": 0.5,
+            "certify_timeout": 600, "cre_report_dir": str(report_dir)}
+
+
+def window(sim: Sim) -> tuple[datetime, datetime]:
+    """When the cluster's Certification was created and when its status last changed."""
+    cert = client.CustomObjectsApi(sim.api).get_namespaced_custom_object(
+        "nvcre.nvidia.com", "v1alpha1", "nvcre", "certifications", "acceptance")
+    stamps = [c["lastTransitionTime"] for c in cert["status"]["conditions"]]
+    return _time(cert["metadata"]["creationTimestamp"]), max(map(_time, stamps))
+
+
+def _time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def test_two_clusters_certified_in_parallel(make_sim, tmp_path: Path) -> None:
+    clusters = {"east": make_sim("east", "onprem-b300", 4), "west": make_sim("west", "onprem-b300", 4)}
+    inventory = {"clusters": {"vars": {"ansible_connection": "local",
+                                       "ansible_python_interpreter": str(ROOT / ".venv/bin/python")},
+                              "hosts": {name: host(sim, tmp_path / name) for name, sim in clusters.items()}}}
+    (tmp_path / "inventory.yml").write_text(yaml.safe_dump(inventory))
+    proc = subprocess.run(
+        [str(ROOT / ".venv/bin/ansible-playbook"), "-i", str(tmp_path / "inventory.yml"), "--forks", "2",
+         "playbooks/certify.yml"], cwd=ROOT, env={**os.environ, "ANSIBLE_NOCOLOR": "1"},
+        capture_output=True, text=True, timeout=900, check=False)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    for name in clusters:
+        report = json.loads((tmp_path / name / "report.json").read_text())
+        assert report["result"] == "PASSED", report
+        assert {n["name"] for n in report["nodeResults"]} == {f"gpu-node-{i:03d}" for i in range(4)}
+        assert (tmp_path / name / "junit.xml").is_file() and (tmp_path / name / "report.md").is_file()
+    (east_start, east_end), (west_start, west_end) = window(clusters["east"]), window(clusters["west"])
+    assert east_start < west_end and west_start < east_end  # the two certifications overlapped in time
