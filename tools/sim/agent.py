@@ -1,4 +1,5 @@
-"""The cluster's node-health agent, as NVSentinel would be: it quarantines (cordons) a node whose GPU is
+"""The cluster's node-health agent, as NVSentinel would be, and the NVIDIA DRA driver's ComputeDomain controller
+(`computedomain.reconcile`). The health agent quarantines (cordons) a node whose GPU is
 marked unhealthy (`sim fault --kind hardware`) as soon as a workload runs on it. So a hardware fault injected
 before a run is found by the run itself: the node passes discovery, its pods start, the agent cordons it,
 and a node-health monitor such as the catalog's `node.spec.unschedulable == true` fires mid-run.
@@ -12,6 +13,7 @@ import time
 
 from kubernetes import client, config
 
+from . import computedomain
 from .faults import HARDWARE_LABEL, HARDWARE_VALUE
 
 POLL_SECONDS = 0.2
@@ -32,12 +34,15 @@ def quarantine_loaded_faulty_nodes(core: client.CoreV1Api) -> list[str]:
 
 
 def main(kubeconfig: str) -> None:
-    core = client.CoreV1Api(config.new_client_from_config(config_file=kubeconfig))
+    apic = config.new_client_from_config(config_file=kubeconfig)
+    core, custom = client.CoreV1Api(apic), client.CustomObjectsApi(apic)
+    passes = (lambda: quarantine_loaded_faulty_nodes(core), lambda: computedomain.reconcile(custom))
     while True:
-        try:
-            quarantine_loaded_faulty_nodes(core)
-        except Exception:  # noqa: BLE001 - the apiserver may be restarting (urllib3 errors included): try again
-            pass
+        for one_pass in passes:
+            try:
+                one_pass()
+            except Exception:  # noqa: BLE001 - the apiserver may be restarting (urllib3 errors included): try again
+                pass
         time.sleep(POLL_SECONDS)
 
 

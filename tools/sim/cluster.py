@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 from kubernetes import client, config, watch
 
-from . import controllers, processes, profiles, stages
+from . import computedomain, controllers, processes, profiles, stages
 from .faults import HARDWARE_CONDITION, HARDWARE_LABEL, HARDWARE_VALUE
 from .state import NAME_RE, ClusterState, cluster_dir, known_clusters, workdir
 
@@ -107,10 +107,16 @@ def _up(bin_dir: Path, assets: Path, profile: str, nodes: int, name: str, pod_ms
     _wait_crd(apic, "stages.kwok.x-k8s.io")
     for stage in stages.base_stages(assets, pod_ms):
         custom.create_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages", stage)
-    _create_nodes(apic, profiles.build_nodes(profile, nodes))
+    node_objs = profiles.build_nodes(profile, nodes)
+    _create_nodes(apic, node_objs)
+    crds = ["jobsets.jobset.x-k8s.io", "trainjobs.trainer.kubeflow.org",
+            "trainingruntimes.trainer.kubeflow.org", "clustertrainingruntimes.trainer.kubeflow.org"]
+    imex = computedomain.imex_nodes(node_objs)
+    if imex:  # the NVIDIA DRA driver runs on GB200/GB300 clusters only, as in the field
+        computedomain.install(apic, imex)
+        crds.append(computedomain.crd()["metadata"]["name"])
     _kubectl(bin_dir, str(kubeconfig), "apply", "--server-side", "--field-manager=cre-sim", "-f", str(assets / "crds"))
-    for crd in ("jobsets.jobset.x-k8s.io", "trainjobs.trainer.kubeflow.org",
-                "trainingruntimes.trainer.kubeflow.org", "clustertrainingruntimes.trainer.kubeflow.org"):
+    for crd in crds:
         _wait_crd(apic, crd)
     pki = cluster_dir(name) / "pki"
     ca = (pki / "ca.crt").read_bytes()

@@ -5,6 +5,7 @@ the tests their TrainJob helpers.
 """
 from __future__ import annotations
 
+import copy
 import time
 from pathlib import Path
 
@@ -33,9 +34,23 @@ def trainjob(name: str, nodes: list[str]) -> dict:
     }
 
 
-def ensure_runtime(api: client.ApiClient, namespace: str) -> None:
+def runtime(claim_template: str = "") -> dict:
+    """The MPI runtime; with `claim_template`, its node pods claim a device from that ResourceClaimTemplate, as
+    the catalog's GB200 entries patch their runtime with the ComputeDomain channel (TrainJob runtimePatches
+    cannot carry resourceClaims)."""
+    body = copy.deepcopy(RUNTIME)
+    if claim_template:
+        node = next(j for j in body["spec"]["template"]["spec"]["replicatedJobs"] if j["name"] == "node")
+        pod = node["template"]["spec"]["template"]["spec"]
+        pod["resourceClaims"] = [{"name": "compute-domain-channel", "resourceClaimTemplateName": claim_template}]
+        pod["containers"][0]["resources"]["claims"] = [{"name": "compute-domain-channel"}]
+    return body
+
+
+def ensure_runtime(api: client.ApiClient, namespace: str, claim_template: str = "") -> None:
     try:
-        client.CustomObjectsApi(api).create_namespaced_custom_object(*TRAINER, namespace, "trainingruntimes", RUNTIME)
+        client.CustomObjectsApi(api).create_namespaced_custom_object(*TRAINER, namespace, "trainingruntimes",
+                                                                     runtime(claim_template))
     except client.ApiException as exc:
         if exc.status != 409:
             raise
