@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LINK := .collections/ansible_collections/cre/certification
 
-.PHONY: setup sim-build test unit integration sanity lint demo clean
+.PHONY: setup sim-build test unit integration molecule sanity lint demo bench clean
 
 setup: $(STAMP) $(LINK)
 
@@ -29,18 +29,26 @@ unit: setup
 integration: setup sim-build
 	$(BIN)/python -m pytest -q tests/integration
 
+molecule: setup sim-build
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/molecule test -s certify
+
 sanity: setup
 	bash tests/sanity/run.sh
 
 lint: setup
 	$(BIN)/ansible-lint --profile production
 
+# Unit tests on one worker while the cluster tests (one xdist group) run on the other.
 test: setup sim-build
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup tests
-	$(MAKE) --no-print-directory sanity lint
+	$(MAKE) --no-print-directory molecule sanity lint
 
 demo: setup sim-build
 	$(BIN)/python -m tools.sim demo
+
+bench: setup sim-build
+	$(BIN)/python bench/plan.py
+	$(BIN)/python bench/run.py
 
 clean:
 	rm -rf $(VENV) .collections tests/output
