@@ -80,6 +80,15 @@ GPUS: dict[str, Gpu] = {
 }
 
 
+# Device-plugin resources a node of (platform, gpu) advertises besides its GPUs, as the catalog's platform
+# patches request them: AWS EFA interfaces (32 on p5.48xlarge, one 400G EFAv4 NIC per GPU on p6e-gb200) and
+# the 2 MiB hugepages the EFA AMIs preallocate (5128 pages).
+EXTRA_CAPACITY: dict[tuple[str, str], dict[str, str]] = {
+    ("aws", "h100"): {"vpc.amazonaws.com/efa": "32", "hugepages-2Mi": "10256Mi"},
+    ("aws", "gb200"): {"vpc.amazonaws.com/efa": "4", "hugepages-2Mi": "10256Mi"},
+}
+
+
 @dataclass(frozen=True)
 class Profile:
     """A profile is a list of (platform, gpu) kinds that the nodes cycle through."""
@@ -124,7 +133,8 @@ def build_nodes(profile: str, count: int) -> list[dict]:
         }
         if gpu.clique_size:
             labels["nvidia.com/gpu.clique"] = f"{_cluster_uuid(platform_name)}.{i // gpu.clique_size}"
-        capacity = {"cpu": "144", "memory": "2000Gi", "pods": "110", "nvidia.com/gpu": str(gpu.count)}
+        capacity = {"cpu": "144", "memory": "2000Gi", "pods": "110", "nvidia.com/gpu": str(gpu.count),
+                    **EXTRA_CAPACITY.get((platform_name, gpu_name), {})}
         spec: dict = {"podCIDR": f"10.{64 + i // 256}.{i % 256}.0/24"}
         if platform.provider_id(i):
             spec["providerID"] = platform.provider_id(i)
