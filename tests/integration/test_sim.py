@@ -13,7 +13,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from tools.sim import cluster, processes, profiles, smoke
+from tools.sim import cluster, computedomain, processes, profiles, smoke
 from tools.sim.state import ClusterState, cluster_dir
 
 from .conftest import NODES, Sim
@@ -53,6 +53,36 @@ def test_pinned_trainjob_runs_on_exactly_its_nodes(sim: Sim, namespace: str) -> 
     pods = smoke.node_pods(sim.api, namespace, "pinned")
     assert sorted(p.spec.node_name for p in pods) == pinned
     assert all(p.status.phase == "Succeeded" for p in pods)
+
+
+def test_compute_domain_channel_claims_are_allocated_and_released(sim: Sim, namespace: str) -> None:
+    custom = client.CustomObjectsApi(sim.api)
+    cd = {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain", "metadata": {"name": "cd"},
+          "spec": {"numNodes": 2, "channel": {"allocationMode": "Single", "resourceClaimTemplate": {"name": "cd-ch"}}}}
+    uid = custom.create_namespaced_custom_object(*computedomain.CD, namespace, "computedomains", cd)["metadata"]["uid"]
+    deadline = time.monotonic() + 10
+    while custom.get_namespaced_custom_object(*computedomain.CD, namespace, "computedomains", "cd").get(
+            "status", {}).get("status") != "Ready":
+        assert time.monotonic() < deadline, "ComputeDomain not Ready"
+        time.sleep(0.2)
+    template = custom.get_namespaced_custom_object(*computedomain.DRA, namespace, "resourceclaimtemplates", "cd-ch")
+    assert template["metadata"]["ownerReferences"][0]["uid"] == uid
+    request = template["spec"]["spec"]["devices"]["requests"][0]
+    assert request["exactly"]["deviceClassName"] == "compute-domain-default-channel.nvidia.com"
+    assert request["exactly"]["count"] == 1
+
+    pinned = ["gpu-node-012", "gpu-node-013"]
+    smoke.ensure_runtime(sim.api, namespace, claim_template="cd-ch")
+    smoke.create_trainjob(sim.api, namespace, "cd-job", pinned)
+    assert smoke.wait_finished(sim.api, namespace, ["cd-job"], timeout=120)["cd-job"] == "Complete"
+    pods = smoke.node_pods(sim.api, namespace, "cd-job")
+    assert sorted(p.spec.node_name for p in pods) == pinned
+    assert all(p.status.phase == "Succeeded" for p in pods)
+    assert all(p.status.resource_claim_statuses[0].resource_claim_name for p in pods)  # a claim was made per pod
+    deadline = time.monotonic() + 30
+    while custom.list_namespaced_custom_object(*computedomain.DRA, namespace, "resourceclaims")["items"]:
+        assert time.monotonic() < deadline, "the finished pods' channel claims were not released"
+        time.sleep(0.5)
 
 
 def test_workload_fault_fails_trainjob_on_faulty_node(sim: Sim, namespace: str) -> None:
