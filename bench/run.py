@@ -171,7 +171,9 @@ def playbook(kubeconfig: Path, ns: str, objs: dict[str, list[dict[str, Any]]], p
             {"name": "Create the runtime copy and the TrainJob of each group",
              "kubernetes.core.k8s": {"kubeconfig": str(kubeconfig), "state": "present",
                                      "definition": "{{ [item.runtime, item.trainjob] }}"},
-             "loop": "{{ groups_to_run }}", "loop_control": {"label": "{{ item.trainjob.metadata.name }}"}},
+             "loop": "{{ groups_to_run }}", "loop_control": {"label": "{{ item.trainjob.metadata.name }}"},
+             # As a user learns to: under load the Trainer webhook may not yet see the runtime just created.
+             "register": "created", "until": "created is succeeded", "retries": 5, "delay": 1},
             {"name": "Wait until every TrainJob is Complete",
              "kubernetes.core.k8s_info": {"kubeconfig": str(kubeconfig), "api_version": TRAINER,
                                           "kind": "TrainJob", "namespace": ns},
@@ -203,7 +205,8 @@ def loop(kubeconfig: Path, kube: Kube, size: int, objs: dict[str, list[dict[str,
                               cwd=tmp, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=TIMEOUT * 2, check=False)
     seconds = time.monotonic() - start
     if proc.returncode != 0:
-        tail = "\n".join(log.read_text().splitlines()[-30:])
+        lines = log.read_text().splitlines()
+        tail = "\n".join([line for line in lines if line.startswith(("failed:", "fatal:"))][:5] + lines[-5:])
         raise SystemExit(f"the loop playbook failed at {size} nodes (rc {proc.returncode}):\n{tail}")
     # kubernetes.core's k8s does a GET then a create per object (plus discovery per module run); not counted here.
     return {"seconds": seconds}
