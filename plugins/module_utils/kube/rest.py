@@ -7,6 +7,7 @@ group-version, once per process.
 from __future__ import annotations
 
 import json
+import threading
 from collections import Counter
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -28,14 +29,19 @@ class Kube:
     def __init__(self, api: "ApiClient") -> None:
         self.api = api
         self.requests: Counter[str] = Counter()
+        self._count_lock = threading.Lock()  # the driver calls from several threads
         self._resources: dict[str, dict[str, tuple[str, bool]]] = {}
 
     # ---------------------------------------------------------------- plumbing
 
+    def _count(self, method: str) -> None:
+        with self._count_lock:
+            self.requests[method] += 1
+
     def request(self, method: str, path: str, body: Any = None, query: dict[str, Any] | None = None,
                 content_type: str = "application/json") -> Obj:
         """One call; raises ApiException (status, body) on any non-2xx answer."""
-        self.requests[method] += 1
+        self._count(method)
         url_path = f"{path}?{urlencode(query)}" if query else path
         _method, url, headers, data, _post = self.api.param_serialize(
             method, url_path, header_params={"Accept": "application/json", "Content-Type": content_type},
@@ -127,7 +133,7 @@ class Kube:
             raise
 
     def log_tail(self, namespace: str, pod: str, container: str, lines: int = 800) -> str:
-        self.requests["GET"] += 1
+        self._count("GET")
         path = f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(pod)}/log"
         query = urlencode({"container": container, "tailLines": lines, "limitBytes": 32 * 1024})
         _method, url, headers, _body, _post = self.api.param_serialize("GET", f"{path}?{query}", auth_settings=["BearerToken"])
