@@ -21,9 +21,10 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.errors im
 from ansible_collections.cre.certification.plugins.module_utils.engine.models import dump, parse_certification
 from ansible_collections.cre.certification.plugins.module_utils.kube import driver
 from ansible_collections.cre.certification.plugins.module_utils.kube.client import api_client
+from ansible_collections.cre.certification.plugins.module_utils.kube.execute import Abandoned
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import ApiException, Kube
 from ansible_collections.cre.certification.plugins.modules.certification_run import SPEC
-from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction
+from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction, caller_alive
 
 MANAGED_BY = certification.MANAGED_BY
 MANAGER = "cre.certification"
@@ -97,8 +98,10 @@ def _conditions(old: list[Obj], chosen: Obj, validation_failed: bool, generation
 
 
 class CertificationRun:
-    def __init__(self, kube: Kube, args: dict[str, Any], check_mode: bool, progress: Callable[[str], None]) -> None:
+    def __init__(self, kube: Kube, args: dict[str, Any], check_mode: bool, progress: Callable[[str], None],
+                 trace: Callable[[str], None] | None = None, alive: Callable[[], bool] | None = None) -> None:
         self.kube, self.args, self.check_mode, self.progress = kube, args, check_mode, progress
+        self.trace, self.alive = trace, alive
         self.namespace = args["namespace"]
         self.changed = False
         self.deadline = time.monotonic() + args["timeout"]
@@ -240,7 +243,8 @@ class CertificationRun:
                     continue
                 remaining = self.deadline - time.monotonic()
                 outcome = driver.run_workflow(self.kube, self.namespace, name, timeout=max(remaining, 1),
-                                              poll_interval=self.args["poll_interval"], progress=self.progress)
+                                              poll_interval=self.args["poll_interval"], progress=self.progress,
+                                              trace=self.trace, alive=self.alive)
                 self.changed |= bool(outcome.get("changed"))
                 workflows[index] = self.kube.get(Ref(GROUP, "Workflow", self.namespace, name))
                 cert = self.write_status(cert, workflows)
@@ -291,10 +295,11 @@ class ActionModule(EngineAction):
         if args["timeout"] <= 0:
             raise InputError("timeout", "must be greater than 0")
         display = Display()
-        run = CertificationRun(Kube(api_client(args)), args, bool(self._task.check_mode), display.display)
+        run = CertificationRun(Kube(api_client(args)), args, bool(self._task.check_mode), display.display,
+                               trace=display.v, alive=caller_alive())
         try:
             return run.run()
-        except driver.DriverError as exc:
+        except (driver.DriverError, Abandoned) as exc:
             return {"failed": True, "changed": run.changed, "msg": str(exc)}
         except WorkflowFailure as exc:
             return {"failed": True, "changed": run.changed, "reason": exc.reason, "msg": exc.message}

@@ -1,7 +1,6 @@
 """workflow_run: one process drives the whole Workflow; progress lines reach ansible-playbook and AWX."""
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from ansible.utils.display import Display
@@ -11,7 +10,7 @@ from ansible_collections.cre.certification.plugins.module_utils.kube.driver impo
 from ansible_collections.cre.certification.plugins.module_utils.kube.execute import Abandoned
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube
 from ansible_collections.cre.certification.plugins.modules.workflow_run import SPEC
-from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction
+from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction, caller_alive
 
 display = Display()
 
@@ -21,14 +20,11 @@ class ActionModule(EngineAction):
     _supports_check_mode = True
 
     def execute(self, args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
-        # Ansible runs tasks in a worker in its own session: if ansible-playbook is killed, the worker must not
-        # go on driving the Workflow behind the user's back (a rerun would then race it).
-        parent = os.getppid()
         try:
             return run_workflow(
                 Kube(api_client(args)), args["namespace"], args["name"], timeout=args["timeout"],
                 until_iteration=args["until_iteration"], poll_interval=args["poll_interval"],
-                check_mode=self._task.check_mode, progress=display.display, trace=display.vvv,
-                alive=lambda: os.getppid() == parent)
+                check_mode=self._task.check_mode, progress=display.display, trace=display.v,
+                alive=caller_alive())
         except (DriverError, Abandoned) as exc:
             return {"failed": True, "msg": str(exc)}

@@ -16,7 +16,7 @@ description:
     the node-health monitor, failed-node attribution and the C(succeeded-nodes-*)/C(failed-nodes-*) ConfigMaps.
   - Everything it needs is in the cluster, so a run that was stopped at any point continues where it stopped
     when run again, without duplicates.
-  - Prints a progress line whenever the Workflow's state changes, and each API write with C(-vvv).
+  - Prints a progress line whenever the Workflow's state changes, and each API write with C(-v).
   - Adds no finalizers. Refuses to act when a resident NVCRE controller manages the Workflow.
   - Runs on the controller.
 author:

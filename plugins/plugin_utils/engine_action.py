@@ -2,12 +2,20 @@
 engine on the controller, and turn its deliberate errors into failed results (never tracebacks)."""
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import Any, Callable
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.errors import InputError, WorkflowFailure
+
+
+def caller_alive() -> Callable[[], bool]:
+    """Ansible runs a task in a worker of its own session: if ansible-playbook is killed the worker lives on.
+    A long run asks this before every write and stops once its parent is gone, so a rerun never races it."""
+    parent = os.getppid()
+    return lambda: os.getppid() == parent
 
 
 class EngineAction(ActionBase):
