@@ -20,6 +20,8 @@ DEPENDENCY_COLLISION = "DependencyNameCollision"
 NVCRE_JOB = ("nvcre.nvidia.com/v1alpha1", "Job")
 WORKLOAD = ("trainer.kubeflow.org/v1alpha1", "TrainJob")
 WORKLOAD_COLLISION = "WorkloadCreationError"
+# Kinds adopted only under their controller: (kind, controller kind, collision reason).
+CONTROLLED = {NVCRE_JOB: ("Job", "Workflow", JOB_COLLISION), WORKLOAD: ("TrainJob", "Job", WORKLOAD_COLLISION)}
 
 
 @dataclass(frozen=True)
@@ -55,27 +57,21 @@ def _is_ours(live: dict[str, Any], uid: str, controller_only: bool) -> bool:
 
 def on_exists(create: Create, live: dict[str, Any], owner_name: str) -> Decision:
     """Decide for `create` (whose `owner_uid` proves ownership) given the `live` object of the same name.
-    `owner_name` is the Workflow's name, for the collision message."""
+    `owner_name` names the owner (the Workflow, or the Job for a workload) in the collision message."""
     obj = create.obj
     meta = obj.get("metadata") or {}
     name, namespace = meta.get("name", ""), meta.get("namespace", "")
     terminating = bool((live.get("metadata") or {}).get("deletionTimestamp"))
-    if (obj.get("apiVersion"), obj.get("kind")) == NVCRE_JOB:
-        # A Job is ours only when this Workflow controls it (§8.3).
+    controlled = CONTROLLED.get((obj.get("apiVersion"), obj.get("kind")))
+    if controlled:
+        # A Job is ours only when this Workflow controls it (§8.3); a workload, when its Job does.
+        kind, owner_kind, reason = controlled
         if terminating:
-            return Retry(f'existing Job "{name}" in namespace "{namespace}" is being deleted; retrying')
+            return Retry(f'existing {kind} "{name}" in namespace "{namespace}" is being deleted; retrying')
         if create.owner_uid and _is_ours(live, create.owner_uid, controller_only=True):
             return Adopt()
-        return Collision(JOB_COLLISION, f'Job "{name}" already exists in namespace "{namespace}" and is not '
-                                        f'controlled by Workflow "{owner_name}"; refusing to adopt it')
-    if (obj.get("apiVersion"), obj.get("kind")) == WORKLOAD:
-        # A Job's workload is ours only when that Job controls it; `owner_name` is then the Job's name.
-        if terminating:
-            return Retry(f'existing TrainJob "{name}" in namespace "{namespace}" is being deleted; retrying')
-        if create.owner_uid and _is_ours(live, create.owner_uid, controller_only=True):
-            return Adopt()
-        return Collision(WORKLOAD_COLLISION, f'TrainJob "{name}" already exists in namespace "{namespace}" and is not '
-                                             f'controlled by Job "{owner_name}"; refusing to adopt it')
+        return Collision(reason, f'{kind} "{name}" already exists in namespace "{namespace}" and is not '
+                                 f'controlled by {owner_kind} "{owner_name}"; refusing to adopt it')
     where = f"{namespace}/{name}" if namespace else name
     kind = obj.get("kind", "")
     if terminating:
