@@ -38,9 +38,10 @@ sanity: setup
 lint: setup
 	$(BIN)/ansible-lint --profile production
 
-# Unit tests on one worker while the cluster tests (one xdist group) run on the other.
+# The cluster tests share a few session clusters, so they run in one process after the unit tests.
 test: setup sim-build
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup tests
+	$(BIN)/python -m pytest -q tests/unit
+	$(BIN)/python -m pytest -q tests/integration
 	$(MAKE) --no-print-directory molecule sanity lint
 
 demo: setup sim-build

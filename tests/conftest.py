@@ -5,3 +5,4 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / ".collections"))
 sys.path.insert(0, str(ROOT))
+

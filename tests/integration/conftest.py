@@ -107,9 +107,3 @@ def namespace(kube: client.ApiClient, request: pytest.FixtureRequest) -> Iterato
     yield name
     core.delete_namespace(name)
 
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """With `-n 2 --dist loadgroup`, every cluster test runs on one worker: one cluster per run, not per worker."""
-    for item in items:
-        if "tests/integration/" in str(item.fspath):
-            item.add_marker(pytest.mark.xdist_group("cluster"))
