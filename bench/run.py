@@ -274,8 +274,7 @@ def main() -> int:
                              "rounded to whole seconds, its minimum 1)")
     parser.add_argument("--no-loop", action="store_true", help="skip the ansible-playbook loop")
     args = parser.parse_args()
-    # SIGTERM tears down like Ctrl-C does.
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    signal.signal(signal.SIGTERM, _interrupt)
     results = []
     with tempfile.TemporaryDirectory(prefix="cre-bench-") as tmp:
         for size in args.sizes:

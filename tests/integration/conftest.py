@@ -106,4 +106,3 @@ def namespace(kube: client.ApiClient, request: pytest.FixtureRequest) -> Iterato
     core.create_namespace({"metadata": {"name": name}})
     yield name
     core.delete_namespace(name)
-
