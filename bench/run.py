@@ -266,6 +266,11 @@ def report(r: dict[str, Any]) -> None:
     print(ratios + f"   (+ ansible process overhead for ours: {r['overhead']:.1f}s, check mode)")
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM tears down like Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[64, 256, 1024])
