@@ -33,4 +33,4 @@ mkdir -p "$work/ansible_collections/kubernetes"
 ln -s "$bundle/kubernetes/core" "$work/ansible_collections/kubernetes/core"
 cd "$dest"
 git init -q . && git add -A >/dev/null
-"$ROOT/.venv/bin/ansible-test" sanity --venv --python "$PY" --color no "$@"
+PATH="$ROOT/.venv/bin:$PATH" "$ROOT/.venv/bin/ansible-test" sanity --venv --python "$PY" --color no "$@"
