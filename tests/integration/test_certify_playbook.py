@@ -10,7 +10,8 @@ from pathlib import Path
 import yaml
 from kubernetes import client
 
-from tests.ansible_run import ROOT
+from tests.ansible_run import ROOT, ansible_module
+from tools.sim import cluster
 
 from .conftest import Sim
 
@@ -53,3 +54,18 @@ def test_two_clusters_certified_in_parallel(make_sim, tmp_path: Path) -> None:
         assert (tmp_path / name / "junit.xml").is_file() and (tmp_path / name / "report.md").is_file()
     (east_start, east_end), (west_start, west_end) = window(clusters["east"]), window(clusters["west"])
     assert east_start < west_end and west_start < east_end  # the two certifications overlapped in time
+
+
+def test_gb200_catalog_run_attributes_a_hardware_fault(make_sim) -> None:
+    """The catalog's GB200 all-reduce (ComputeDomain, EFA, its own monitor) one node per Job, with a GPU fault."""
+    sim = make_sim("gbcat", "aws-gb200", 4)
+    cluster.fault(sim.name, "gpu-node-002", "hardware")
+    rc, result = ansible_module("certification_run", {
+        "kubeconfig": str(sim.kubeconfig), "name": "gb", "namespace": "default", "categories": [CATEGORY],
+        "poll_interval": 0.5, "timeout": 600}, timeout=700)
+    assert rc == 0, result
+    (category,) = result["categories"]
+    assert category["failed_nodes"] == [{"name": "gpu-node-002", "reason": "HardwareFailureDetected",
+                                         "message": "Hardware failure detected by node health check"}]
+    assert category["succeeded_nodes"] == ["gpu-node-000", "gpu-node-001", "gpu-node-003"]
+    assert result["condition"]["reason"] == "WorkflowFailed"
