@@ -3,6 +3,7 @@ engine on the controller, and turn its deliberate errors into failed results (ne
 from __future__ import annotations
 
 import os
+from abc import abstractmethod
 from typing import Any, Callable
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
@@ -24,8 +25,9 @@ class EngineAction(ActionBase):
     TRANSFERS_FILES = False
     SPEC: dict[str, Any] = {}
 
+    @abstractmethod
     def execute(self, args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
-        raise NotImplementedError  # abstract: every face defines it
+        """The face's work on validated `args`; engine errors raised here become failed results."""
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
