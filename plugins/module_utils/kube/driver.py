@@ -120,8 +120,10 @@ class Driver:
         return found
 
     def _logs(self, job: dict[str, Any], pods: list[dict[str, Any]]) -> dict[str, str]:
-        """Log tails of failed containers, only while a failed Job still lacks its failureLog."""
-        if (job.get("status") or {}).get("failureLog") or not any(p["status"].get("phase") == "Failed" for p in pods):
+        """Log tails of failed containers, only while a Job that is not yet terminal lacks its failureLog
+        (the Job tier captures it on the pass that sees the workload fail)."""
+        if (_terminal(job) or (job.get("status") or {}).get("failureLog")
+                or not any((p.get("status") or {}).get("phase") == "Failed" for p in pods)):
             return {}
         logs = {}
         for pod in pods:
