@@ -82,10 +82,15 @@ GPUS: dict[str, Gpu] = {
 
 # Device-plugin resources a node of (platform, gpu) advertises besides its GPUs, as the catalog's platform
 # patches request them: AWS EFA interfaces (32 on p5.48xlarge, one 400G EFAv4 NIC per GPU on p6e-gb200) and
-# the 2 MiB hugepages the EFA AMIs preallocate (5128 pages).
+# the 2 MiB hugepages the EFA AMIs preallocate (5128 pages); the RDMA NICs the NVIDIA Network Operator's
+# device plugin exposes as `nvidia.com/mlnxnics` (Azure ND H100 v5: 8 x 400G NDR InfiniBand ConnectX-7, one per
+# GPU; OCI BM.GPU.GB300.4: 4 x 800G ConnectX-8 RDMA NICs, one per GPU, the catalog's OCI gb300 mlnxPerNode).
+# GCP a3-megagpu TCPXO NICs are GKE multi-networking pod annotations, not node resources.
 EXTRA_CAPACITY: dict[tuple[str, str], dict[str, str]] = {
     ("aws", "h100"): {"vpc.amazonaws.com/efa": "32", "hugepages-2Mi": "10256Mi"},
     ("aws", "gb200"): {"vpc.amazonaws.com/efa": "4", "hugepages-2Mi": "10256Mi"},
+    ("azure", "h100"): {"nvidia.com/mlnxnics": "8"},
+    ("oci", "gb300"): {"nvidia.com/mlnxnics": "4"},
 }
 
 

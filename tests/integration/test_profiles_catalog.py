@@ -1,0 +1,30 @@
+"""Every single-platform sim profile advertises what the catalog's NCCL all-reduce requests on that platform
+(EFA, hugepages, RDMA NICs, ComputeDomain channels), so its pods schedule and the category certifies."""
+from __future__ import annotations
+
+import pytest
+
+from tests.ansible_run import ansible_module
+
+CATEGORY = {"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "intra-node"}}
+
+
+@pytest.mark.parametrize("profile", [
+    "aws-h100",     # vpc.amazonaws.com/efa
+    "aws-gb200",    # vpc.amazonaws.com/efa, hugepages-2Mi, ComputeDomain channel claim
+    "gcp-h100",     # TCPXO: GKE multi-networking annotations only, no node resource
+    "azure-h100",   # nvidia.com/mlnxnics
+    "oci-gb300",    # nvidia.com/mlnxnics, ComputeDomain channel claim
+    "onprem-b300",  # GPUs only
+])
+def test_catalog_all_reduce_certifies_every_node(make_sim, profile: str) -> None:
+    sim = make_sim(profile, profile, 2)
+    rc, result = ansible_module("certification_run", {
+        "kubeconfig": str(sim.kubeconfig), "name": "pc", "namespace": "default", "categories": [CATEGORY],
+        "poll_interval": 0.5, "timeout": 600}, timeout=700)
+    assert rc == 0, result
+    (category,) = result["categories"]
+    assert category["status"] == "Succeeded", category
+    assert category["succeeded_nodes"] == ["gpu-node-000", "gpu-node-001"]
+    assert category["failed_nodes"] == []
+    assert result["phase"] == "Succeeded"
