@@ -17,7 +17,7 @@ sys.path[:0] = [str(ROOT / ".collections")]
 
 import yaml  # noqa: E402
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import mocknodes, render  # noqa: E402
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes, render
 
 WORKFLOW = yaml.safe_load((ROOT / "tests" / "unit" / "engine" / "data" / "render" / "_workflow.yaml").read_text())
 SIZES = (1_000, 10_000, 50_000)

@@ -39,7 +39,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / ".collections")]
 import yaml  # noqa: E402
 from kubernetes import client  # noqa: E402
 
-from ansible_collections.cre.certification.plugins.module_utils.kube.driver import run_workflow  # noqa: E402
+from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import run_workflow
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube  # noqa: E402
 from tests.integration.conftest import install_crds  # noqa: E402
 from tests.integration.seed import nodes, workflow  # noqa: E402

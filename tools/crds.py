@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / ".collections"))
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import crdgen  # noqa: E402
+from ansible_collections.cre.certification.plugins.module_utils.engine.models import crdgen
 
 CRD_DIR = ROOT / "crds"
 

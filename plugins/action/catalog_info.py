@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import catalog
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries
 from ansible_collections.cre.certification.plugins.modules.catalog_info import SPEC
 from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction
 
@@ -14,5 +14,5 @@ class ActionModule(EngineAction):
 
     def execute(self, args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         if args["domain"] is None:
-            return {"changed": False, "categories": catalog.list_categories()}
-        return {"changed": False, "spec": catalog.build_spec(args["domain"], args["variant"], args["options"])}
+            return {"changed": False, "categories": entries.list_categories()}
+        return {"changed": False, "spec": entries.build_spec(args["domain"], args["variant"], args["options"])}

@@ -5,9 +5,11 @@ import json
 import os
 from typing import Any
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import certification, node_results, report
-from ansible_collections.cre.certification.plugins.module_utils.engine.actions import Ref
-from ansible_collections.cre.certification.plugins.module_utils.engine.errors import InputError
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build
+from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import node_results
+from ansible_collections.cre.certification.plugins.module_utils.engine.report import certreport
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Ref
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
 from ansible_collections.cre.certification.plugins.module_utils.kube.client import api_client
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube
 from ansible_collections.cre.certification.plugins.modules.certification_results import SPEC
@@ -15,11 +17,11 @@ from ansible_collections.cre.certification.plugins.plugin_utils.engine_action im
 
 GROUP = "nvcre.nvidia.com/v1alpha1"
 WORKFLOW_LABEL = "nvcre.nvidia.com/workflow"
-FILES = ("report.json", "junit.xml", "report.md")
+FILES = ("certreport.json", "junit.xml", "certreport.md")
 
 
 def category_data(kube: Kube, namespace: str, category: dict[str, Any], workflow: dict[str, Any] | None) -> dict:
-    """What report.build_report needs for one category: the Workflow, its decoded node results, its Jobs."""
+    """What certreport.build_report needs for one category: the Workflow, its decoded node results, its Jobs."""
     data: dict[str, Any] = {"domain": category["domain"], "variant": category["variant"], "workflow": workflow,
                             "succeeded": [], "failed": [], "jobs": {}}
     if workflow is None:
@@ -43,15 +45,15 @@ def certification_data(kube: Kube, cert: dict[str, Any]) -> list[dict]:
     out = []
     for index, category in enumerate(spec.get("categories") or []):
         ref = (recorded[index].get("workflowRef") or {}) if index < len(recorded) else {}
-        name = ref.get("name") or certification.workflow_name(meta["name"], category)
+        name = ref.get("name") or category_build.workflow_name(meta["name"], category)
         workflow = kube.get(Ref(GROUP, "Workflow", namespace, name))
         out.append(category_data(kube, namespace, category, workflow))
     return out
 
 
 def render_files(built: dict) -> dict[str, str]:
-    return {"report.json": json.dumps(built, indent=2, sort_keys=True) + "\n",
-            "junit.xml": report.junit_xml(built), "report.md": report.markdown(built)}
+    return {"certreport.json": json.dumps(built, indent=2, sort_keys=True) + "\n",
+            "junit.xml": certreport.junit_xml(built), "certreport.md": certreport.markdown(built)}
 
 
 def write_files(dest: str, contents: dict[str, str], check_mode: bool) -> bool:
@@ -80,18 +82,18 @@ def results(kube: Kube, args: dict[str, Any], check_mode: bool) -> dict[str, Any
         if cert is None:
             raise InputError("certification", f'Certification "{args["certification"]}" not found in namespace '
                                               f'"{namespace}"')
-        built = report.build_report(args["certification"], certification_data(kube, cert))
+        built = certreport.build_report(args["certification"], certification_data(kube, cert))
     else:
         workflow = kube.get(Ref(GROUP, "Workflow", namespace, args["workflow"]))
         if workflow is None:
             raise InputError("workflow", f'Workflow "{args["workflow"]}" not found in namespace "{namespace}"')
         labels = workflow["metadata"].get("labels") or {}
         # A Workflow outside a Certification is its own category: `workflow/<name>`.
-        category = {"domain": labels.get(certification.LABEL_DOMAIN, "workflow"),
-                    "variant": labels.get(certification.LABEL_VARIANT, args["workflow"])}
-        built = report.build_report(args["workflow"], [category_data(kube, namespace, category, workflow)])
+        category = {"domain": labels.get(category_build.LABEL_DOMAIN, "workflow"),
+                    "variant": labels.get(category_build.LABEL_VARIANT, args["workflow"])}
+        built = certreport.build_report(args["workflow"], [category_data(kube, namespace, category, workflow)])
     out: dict[str, Any] = {"changed": False, "result": built["result"], "report": built,
-                           "summary": report.summary(built)}
+                           "summary": certreport.summary(built)}
     if args["dest"]:
         out["changed"] = write_files(args["dest"], render_files(built), check_mode)
         out["files"] = [os.path.join(args["dest"], name) for name in FILES]

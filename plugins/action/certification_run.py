@@ -15,18 +15,18 @@ from typing import Any, Callable
 from ansible.utils.display import Display
 
 from ansible_collections.cre.certification.plugins.action.certification_results import GROUP, category_data
-from ansible_collections.cre.certification.plugins.module_utils.engine import certification, detect, render
-from ansible_collections.cre.certification.plugins.module_utils.engine.actions import Ref
-from ansible_collections.cre.certification.plugins.module_utils.engine.errors import InputError, WorkflowFailure
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build, detect, render
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Ref
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError, WorkflowFailure
 from ansible_collections.cre.certification.plugins.module_utils.engine.models import dump, parse_certification
-from ansible_collections.cre.certification.plugins.module_utils.kube import driver
+from ansible_collections.cre.certification.plugins.module_utils.driver import workflow
 from ansible_collections.cre.certification.plugins.module_utils.kube.client import api_client
-from ansible_collections.cre.certification.plugins.module_utils.kube.execute import Abandoned
+from ansible_collections.cre.certification.plugins.module_utils.driver.execute import Abandoned
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import ApiException, Kube
 from ansible_collections.cre.certification.plugins.modules.certification_run import SPEC
 from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction, caller_alive
 
-MANAGED_BY = certification.MANAGED_BY
+MANAGED_BY = category_build.MANAGED_BY
 MANAGER = "cre.certification"
 RESIDENT_FINALIZER = "nvcre.nvidia.com/certification-finalizer"
 EXCLUSIVE = ("InProgress", "Succeeded", "Failed")
@@ -52,7 +52,7 @@ def desired_certification(args: dict[str, Any]) -> Obj:
                         "labels": {**args["labels"], MANAGED_BY: MANAGER}},
            "spec": spec}
     obj["spec"] = dump(parse_certification(obj))["spec"]
-    certification.check_categories(obj["spec"])
+    category_build.check_categories(obj["spec"])
     return obj
 
 
@@ -134,7 +134,7 @@ class CertificationRun:
 
     def write_status(self, cert: Obj, workflows: list[Obj | None], override: Obj | None = None) -> Obj:
         """Record progress through the status subresource (resourceVersion kept; a conflict re-reads)."""
-        progress = certification.certification_progress(cert, workflows)
+        progress = category_build.certification_progress(cert, workflows)
         statuses = progress["categoryStatuses"]
         for status in statuses:
             if not status.get("workflowRef"):
@@ -181,7 +181,7 @@ class CertificationRun:
         """Detect platform and architecture on the target nodes, then build the Workflow (steps 1–6)."""
         nodes = self.kube.list("v1", "Node")
         found = detect.detect(nodes, (cert.get("spec") or {}).get("target"))
-        workflow = certification.build_workflow(
+        workflow = category_build.build_workflow(
             cert, category, platform=found.platform, gpu_architecture=found.gpu_architecture,
             available_nodes=len(found.nodes), nodes=found.nodes)
         return workflow, nodes
@@ -210,7 +210,7 @@ class CertificationRun:
         try:
             for index, category in enumerate(categories):
                 key = f"{category['domain']}/{category['variant']}"
-                name = certification.workflow_name(cert["metadata"]["name"], category)
+                name = category_build.workflow_name(cert["metadata"]["name"], category)
                 wf = self.live_workflow(cert, name)
                 if wf is None and index < len(recorded) and recorded[index].get("status") == "Failed" \
                         and not recorded[index].get("workflowRef"):
@@ -236,13 +236,13 @@ class CertificationRun:
                     self.progress(f"{key}: created Workflow {name} ({index + 1} of {len(categories)})")
                 workflows[index] = wf
                 cert = self.write_status(cert, workflows)
-                if certification.workflow_phase(wf) in ("Succeeded", "Failed"):
+                if category_build.workflow_phase(wf) in ("Succeeded", "Failed"):
                     continue
                 if self.check_mode:
                     self.changed = True  # it would be driven on
                     continue
                 remaining = self.deadline - time.monotonic()
-                outcome = driver.run_workflow(self.kube, self.namespace, name, timeout=max(remaining, 1),
+                outcome = workflow.run_workflow(self.kube, self.namespace, name, timeout=max(remaining, 1),
                                               poll_interval=self.args["poll_interval"], progress=self.progress,
                                               trace=self.trace, alive=self.alive)
                 self.changed |= bool(outcome.get("changed"))
@@ -261,7 +261,7 @@ class CertificationRun:
         return self.result(cert, workflows)
 
     def result(self, cert: Obj, workflows: list[Obj | None], timed_out: bool = False) -> Obj:
-        progress = certification.certification_progress(cert, workflows)
+        progress = category_build.certification_progress(cert, workflows)
         condition = progress["condition"]
         summaries = []
         for category, wf in zip(cert["spec"]["categories"], workflows):
@@ -272,7 +272,7 @@ class CertificationRun:
             summaries.append({
                 "domain": category["domain"], "variant": category["variant"],
                 "workflow": real["metadata"]["name"] if real else "",
-                "status": certification.workflow_phase(wf),
+                "status": category_build.workflow_phase(wf),
                 "condition": {k: cond.get(k, "") for k in ("type", "reason", "message")},
                 "succeeded_nodes": data["succeeded"], "failed_nodes": data["failed"],
                 "excluded_nodes": (((real or {}).get("status") or {}).get("orchestration") or {}).get("excludedNodes")
@@ -299,7 +299,7 @@ class ActionModule(EngineAction):
                                trace=display.v, alive=caller_alive())
         try:
             return run.run()
-        except (driver.DriverError, Abandoned) as exc:
+        except (workflow.DriverError, Abandoned) as exc:
             return {"failed": True, "changed": run.changed, "msg": str(exc)}
         except WorkflowFailure as exc:
             return {"failed": True, "changed": run.changed, "reason": exc.reason, "msg": exc.message}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.cluster_summary import summarize
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan.cluster_summary import summarize
 from ansible_collections.cre.certification.plugins.module_utils.kube.client import api_client, list_nodes
 from ansible_collections.cre.certification.plugins.modules.cluster_info import SPEC
 from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction

@@ -9,7 +9,7 @@ from typing import Any, Callable
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.errors import InputError, WorkflowFailure
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError, WorkflowFailure
 
 
 def caller_alive() -> Callable[[], bool]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kubernetes import client
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import node_results
+from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import node_results
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYBOOKS = Path(__file__).parent / "playbooks"

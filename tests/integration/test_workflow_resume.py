@@ -10,7 +10,7 @@ from pathlib import Path
 
 from kubernetes import client
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import node_results
+from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import node_results
 from tests.ansible_run import ENV, ROOT
 
 from .conftest import Sim

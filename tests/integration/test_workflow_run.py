@@ -9,7 +9,7 @@ from typing import Any
 
 from kubernetes import client
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import node_results
+from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import node_results
 from tests.ansible_run import ansible_module
 from tools.sim import cluster
 

@@ -18,7 +18,7 @@ try:
 except ImportError:  # the faces report the missing library
     ApiClient = ApiException = None  # type: ignore[assignment,misc]
 
-from ..engine.actions import Ref
+from ..engine.api.actions import Ref
 
 Obj = dict[str, Any]
 

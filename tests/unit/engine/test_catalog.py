@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import catalog
-from ansible_collections.cre.certification.plugins.module_utils.engine.errors import InputError
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
 from ansible_collections.cre.certification.plugins.module_utils.engine.models import parse_workflow
 
 DATA = Path(__file__).parent / "data" / "catalog"
@@ -40,7 +40,7 @@ def at(obj: Any, dotted: str) -> Any:
 
 
 def test_list_categories_sorted_and_complete():
-    rows = catalog.list_categories()
+    rows = entries.list_categories()
     assert [(r["domain"], r["variant"]) for r in rows] == EXPECTED_CATEGORIES
     by_key = {(r["domain"], r["variant"]): r for r in rows}
     assert by_key[("training", "nemotron5-56b")]["minGPUs"] == 32
@@ -54,7 +54,7 @@ def test_every_category_builds_everywhere_and_parses(domain, variant):
     """Each entry renders for every platform × architecture and option set, and is a valid Workflow spec."""
     for index, (platform, arch) in enumerate(itertools.product(PLATFORMS, ARCHITECTURES)):
         options = {"gpuArchitecture": arch, "platform": platform, "nodesPerJob": 8, **OPTION_SETS[index % 2]}
-        spec = catalog.build_spec(domain, variant, options)
+        spec = entries.build_spec(domain, variant, options)
         assert spec["jobTemplate"]["spec"]["workload"]["trainJob"]["runtimeRef"]["name"] == f"{variant}-runtime"
         assert any(d["kind"] == "TrainingRuntime" for d in spec["dependencies"])
         parse_workflow({"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Workflow",
@@ -64,7 +64,7 @@ def test_every_category_builds_everywhere_and_parses(domain, variant):
 def test_env_names_unique_in_every_override():
     """trainer.env is keyed by name: a duplicate would get the Workflow rejected."""
     for (domain, variant), arch in itertools.product(EXPECTED_CATEGORIES, ARCHITECTURES):
-        spec = catalog.build_spec(domain, variant, {"gpuArchitecture": arch, "nodesPerJob": 8})
+        spec = entries.build_spec(domain, variant, {"gpuArchitecture": arch, "nodesPerJob": 8})
         trainers = [spec["jobTemplate"]] + [o.get("jobTemplate") for o in spec.get("overrides", [])]
         for template in filter(None, trainers):
             env = at(template, "spec.workload.trainJob.trainer.env") or []
@@ -74,7 +74,7 @@ def test_env_names_unique_in_every_override():
 
 @pytest.mark.parametrize("case", load("build-cases.yaml"), ids=lambda c: c["name"])
 def test_build(case):
-    spec = catalog.build_spec(case["domain"], case["variant"], case["options"])
+    spec = entries.build_spec(case["domain"], case["variant"], case["options"])
     for path, expected in case["expect"].items():
         assert at(spec, path) == expected, path
 
@@ -82,26 +82,26 @@ def test_build(case):
 @pytest.mark.parametrize("case", load("build-errors.yaml"), ids=lambda c: c["name"])
 def test_build_errors(case):
     with pytest.raises(InputError) as err:
-        catalog.build_spec(case["domain"], case["variant"], case["options"])
+        entries.build_spec(case["domain"], case["variant"], case["options"])
     assert str(err.value) == case["error"]
 
 
 @pytest.mark.parametrize("row", load("gpu-defaults.yaml"), ids=lambda r: f"{r[0]}-{r[1] or 'any'}")
 def test_gpu_defaults(row):
     arch, platform, gpus, mlnx = row
-    assert catalog.gpu_defaults(arch, platform) == (gpus, mlnx)
+    assert entries.gpu_defaults(arch, platform) == (gpus, mlnx)
 
 
 @pytest.mark.parametrize("row", load("architectures.yaml"), ids=lambda r: r[0])
 def test_normalize_gpu_architecture(row):
-    assert catalog.normalize_gpu_architecture(row[0]) == row[1]
+    assert entries.normalize_gpu_architecture(row[0]) == row[1]
 
 
 @pytest.mark.parametrize("row", load("max-valid-nodes.yaml"), ids=lambda r: f"{r[1]}-{r[2]}x{r[3]}-{r[4]}")
 def test_max_valid_nodes(row):
     domain, variant, available, gpus, arch, expected = row
-    assert catalog.lookup(domain, variant).max_valid_nodes(available, gpus, arch) == expected
+    assert entries.lookup(domain, variant).max_valid_nodes(available, gpus, arch) == expected
 
 
 def test_registry_is_cached():
-    assert catalog.registry() is catalog.registry()
+    assert entries.registry() is entries.registry()

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import catalog, certification
-from ansible_collections.cre.certification.plugins.module_utils.engine.errors import InputError, WorkflowFailure
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError, WorkflowFailure
 from ansible_collections.cre.certification.plugins.module_utils.engine.models import parse_workflow
 
 from test_catalog import at  # same directory: pytest puts it on sys.path
@@ -24,19 +25,19 @@ def load(name: str) -> list[dict]:
 
 @pytest.mark.parametrize("case", load("names.yaml"), ids=lambda c: c["expect"])
 def test_workflow_name(case):
-    name = certification.workflow_name(case["certification"], case["category"])
+    name = category_build.workflow_name(case["certification"], case["category"])
     assert name == case["expect"]
     assert len(name) <= 31
 
 
 @pytest.mark.parametrize("case", load("options.yaml"), ids=lambda c: c["name"])
 def test_resolve_options(case):
-    assert certification.resolve_options(case["spec"], case["category"]) == case["expect"]
+    assert category_build.resolve_options(case["spec"], case["category"]) == case["expect"]
 
 
 @pytest.mark.parametrize("case", load("gang.yaml"), ids=str)
 def test_resolved_gang_scheduler(case):
-    assert certification.resolved_gang_scheduler(case["spec"]) == case["expect"]
+    assert category_build.resolved_gang_scheduler(case["spec"]) == case["expect"]
 
 
 @pytest.mark.parametrize("case", load("labels.yaml"), ids=lambda c: c["name"])
@@ -46,32 +47,32 @@ def test_workload_labels(case):
         spec["jobTemplate"]["spec"]["workloadMetadata"] = {"labels": case["catalog"]}
     if "error" in case:
         with pytest.raises(InputError) as err:
-            certification.apply_workload_labels(spec, case.get("user"), case.get("gang"))
+            category_build.apply_workload_labels(spec, case.get("user"), case.get("gang"))
         assert str(err.value) == case["error"]
     else:
-        certification.apply_workload_labels(spec, case.get("user"), case.get("gang"))
+        category_build.apply_workload_labels(spec, case.get("user"), case.get("gang"))
         assert at(spec, "jobTemplate.spec.workloadMetadata.labels") == case["expect"]
 
 
 def test_unknown_category_fails_the_certification():
     spec = {"categories": [CATEGORIES[0], {"domain": "training", "variant": "nemotron4-15b"}]}
     with pytest.raises(WorkflowFailure) as err:
-        certification.check_categories(spec)
+        category_build.check_categories(spec)
     assert (err.value.reason, err.value.message) == ("CategoryNotFound",
                                                      "Unknown certification category: training/nemotron4-15b")
-    certification.check_categories({"categories": CATEGORIES})  # known ones pass
+    category_build.check_categories({"categories": CATEGORIES})  # known ones pass
 
 
 @pytest.mark.parametrize("case", load("builds.yaml"), ids=lambda c: c["name"])
 def test_build_workflow(case, monkeypatch):
     if "extraOverride" in case:
-        build = catalog.build_spec
-        monkeypatch.setattr(catalog, "build_spec", lambda *a: {
+        build = entries.build_spec
+        monkeypatch.setattr(entries, "build_spec", lambda *a: {
             **build(*a), "overrides": build(*a).get("overrides", []) + [copy.deepcopy(case["extraOverride"])]})
     cert = case["certification"]
 
     def run():
-        return certification.build_workflow(
+        return category_build.build_workflow(
             cert, cert["spec"]["categories"][case["category"]], platform=case["platform"],
             gpu_architecture=case["gpuArchitecture"], available_nodes=case["availableNodes"])
 
@@ -98,7 +99,7 @@ def test_certification_progress(case):
         workflows.append({"metadata": {"name": f"w{i}", "namespace": "ns"},
                           "status": {"conditions": conditions,
                                      "failedNodesRef": {"kind": "ConfigMap", "name": f"failed-nodes-{i}"}}})
-    progress = certification.certification_progress(cert, workflows)
+    progress = category_build.certification_progress(cert, workflows)
     assert progress["next"] == case["next"]
     assert progress["condition"] == case["condition"]
     assert [s["status"] for s in progress["categoryStatuses"]] == case["statuses"]

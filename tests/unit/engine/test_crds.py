@@ -8,7 +8,7 @@ import celpy
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import crdgen
+from ansible_collections.cre.certification.plugins.module_utils.engine.models import crdgen
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = Path(__file__).parent / "data" / "models"

@@ -5,8 +5,11 @@ import jsonpointer
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import jobs
-from ansible_collections.cre.certification.plugins.module_utils.engine.dependencies import DependencyPlan, name_of
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan import jobs
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan.dependencies import (
+    DependencyPlan,
+    name_of,
+)
 
 DATA = Path(__file__).parent / "data" / "jobs"
 DEPENDENCIES = yaml.safe_load((DATA / "dependencies.yaml").read_text())

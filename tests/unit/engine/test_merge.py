@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import merge
+from ansible_collections.cre.certification.plugins.module_utils.engine.spec import merge
 
 DATA = Path(__file__).parent / "data" / "merge"
 SCHEMAS = {"jobTemplate": merge.JOB_TEMPLATE_SCHEMA, "podSpec": merge.POD_SPEC_SCHEMA}

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine import models
-from ansible_collections.cre.certification.plugins.module_utils.engine.errors import InputError
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
 
 DATA = Path(__file__).parent / "data" / "models"
 PARSE = {"workflow": models.parse_workflow, "job": models.parse_job, "certification": models.parse_certification}

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import naming
+from ansible_collections.cre.certification.plugins.module_utils.engine.api import naming
 
 CASES = yaml.safe_load((Path(__file__).parent / "data" / "naming" / "cases.yaml").read_text())
 

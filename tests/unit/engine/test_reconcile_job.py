@@ -11,10 +11,14 @@ import jsonpatch
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import (attribution, health, ownership,
-                                                                               reconcile_job)
-from ansible_collections.cre.certification.plugins.module_utils.engine.actions import Create, Event, UpdateStatus
-from ansible_collections.cre.certification.plugins.module_utils.engine.world import JobWorld
+from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import (
+    attribution,
+    health,
+    ownership,
+    job_tier,
+)
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Create, Event, UpdateStatus
+from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile.world import JobWorld
 
 DATA = Path(__file__).parent / "data" / "reconcile_job"
 BASE = yaml.safe_load((DATA / "_base.yaml").read_text())
@@ -53,7 +57,7 @@ def test_every_case_has_an_expectation():
 def test_reconcile(case):
     world = make_world(case.get("patch", []))
     stored = copy.deepcopy(world)
-    assert describe(reconcile_job.reconcile(world), world.job) == EXPECTED[case["id"]]
+    assert describe(job_tier.reconcile(world), world.job) == EXPECTED[case["id"]]
     assert world == stored  # the observed world is never modified
 
 
@@ -62,30 +66,30 @@ def test_replaying_the_written_status_converges():
     and the fixed point writes nothing (status writes are idempotent, events only on transitions)."""
     for case in CASES:
         world = make_world(case.get("patch", []))
-        if any(isinstance(a, Create) for a in reconcile_job.reconcile(world).actions):
+        if any(isinstance(a, Create) for a in job_tier.reconcile(world).actions):
             continue
         for _pass in range(3):
-            writes = [a for a in reconcile_job.reconcile(world).actions if isinstance(a, UpdateStatus)]
+            writes = [a for a in job_tier.reconcile(world).actions if isinstance(a, UpdateStatus)]
             if not writes:
                 break
             world.job = writes[-1].obj
-        assert reconcile_job.reconcile(world).actions == [], case["id"]
+        assert job_tier.reconcile(world).actions == [], case["id"]
 
 
 def test_killed_between_create_and_status_write():
     """The Create is re-issued until the workload is seen; the driver adopts it on AlreadyExists (ownership)
     and the next pass records it as adopted. A foreign holder of the name is never adopted."""
     world = make_world([])
-    create = reconcile_job.reconcile(world).actions[0]
+    create = job_tier.reconcile(world).actions[0]
     assert isinstance(create, Create)
-    assert reconcile_job.reconcile(world).actions[0] == create  # same object, same owner UID: deterministic
+    assert job_tier.reconcile(world).actions[0] == create  # same object, same owner UID: deterministic
     live = {**copy.deepcopy(create.obj), "metadata": {**create.obj["metadata"], "uid": "wl-uid-1"}}
     assert isinstance(ownership.on_exists(create, live, "wf-job"), ownership.Adopt)
     foreign = copy.deepcopy(live)
     foreign["metadata"]["ownerReferences"][0]["uid"] = "someone-else"
     assert not isinstance(ownership.on_exists(create, foreign, "wf-job"), ownership.Adopt)
     world.workload = live
-    adopted = reconcile_job.reconcile(world)
+    adopted = job_tier.reconcile(world)
     assert [type(a) for a in adopted.actions] == [UpdateStatus, Event]
     assert adopted.actions[0].obj["status"]["workloadRef"]["uid"] == "wl-uid-1"
     assert adopted.actions[1].reason == "WorkloadAdopted"
@@ -94,11 +98,11 @@ def test_killed_between_create_and_status_write():
 def test_fail_and_create_failed():
     world = make_world([*[{"op": "copy", "from": f"/templates/{t}", "path": p}
                           for t, p in (("status_running", "/job/status"), ("trainjob", "/workload"))]])
-    step = reconcile_job.create_failed(world, 'trainjobs.trainer.kubeflow.org "wf-job-workload" is forbidden')
+    step = job_tier.create_failed(world, 'trainjobs.trainer.kubeflow.org "wf-job-workload" is forbidden')
     assert step.requeue_after == 10.0 and not step.terminal
     assert [(a.type, a.reason, a.message) for a in step.actions] == [
         ("Warning", "WorkloadCreationError", 'trainjobs.trainer.kubeflow.org "wf-job-workload" is forbidden')]
-    failed = reconcile_job.fail(world, "WorkloadCreationError", "boom")
+    failed = job_tier.fail(world, "WorkloadCreationError", "boom")
     assert failed.terminal
     status = failed.actions[0].obj["status"]
     assert [(c["type"], c["status"], c["reason"], c["message"]) for c in status["conditions"]] == [

@@ -17,11 +17,21 @@ import jsonpointer
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import (mocknodes, node_results, ownership,
-                                                                               reconcile_workflow)
-from ansible_collections.cre.certification.plugins.module_utils.engine.actions import (Create, Delete, Event, Ref,
-                                                                                       Replace, UpdateStatus)
-from ansible_collections.cre.certification.plugins.module_utils.engine.world import WorkflowWorld
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes
+from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import (
+    node_results,
+    ownership,
+    workflow_tier,
+)
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import (
+    Create,
+    Delete,
+    Event,
+    Ref,
+    Replace,
+    UpdateStatus,
+)
+from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile.world import WorkflowWorld
 
 DATA = Path(__file__).parent / "data" / "reconcile_workflow"
 BASE = yaml.safe_load((Path(__file__).parent / "data" / "render" / "_workflow.yaml").read_text())
@@ -167,7 +177,7 @@ class Sim:
 
     def run(self, kill: tuple[int, int] | None = None, max_steps: int = 200):
         for n in range(max_steps):
-            step = reconcile_workflow.reconcile(self.world())
+            step = workflow_tier.reconcile(self.world())
             if step.terminal and not step.actions:
                 return n
             try:
@@ -184,7 +194,7 @@ class Sim:
         """Action counts of each step of an uninterrupted run (for the kill points)."""
         counts = []
         for _step in range(200):
-            step = reconcile_workflow.reconcile(self.world())
+            step = workflow_tier.reconcile(self.world())
             if step.terminal and not step.actions:
                 return counts
             counts.append(len(step.actions))
@@ -306,28 +316,28 @@ def test_terminal_guard_and_override_error():
     sim = Sim({"nodes": {"platform": "aws", "gpu_architecture": "h100", "count": 2},
                "patch": [{"op": "add", "path": "/spec/overrides", "value": [
                    {"when": {}, "jobTemplatePatch": [{"op": "remove", "path": "/spec/nope"}]}]}]})
-    step = reconcile_workflow.reconcile(sim.world())
+    step = workflow_tier.reconcile(sim.world())
     assert step.terminal and step.requeue_after is None
     sim.execute(step)
     found = condition(sim.workflow)
     assert (found["type"], found["reason"]) == ("Failed", "OverrideError")
     assert found["message"].startswith("Failed to apply overrides: override[0]: ")
-    again = reconcile_workflow.reconcile(sim.world())
+    again = workflow_tier.reconcile(sim.world())
     assert again.terminal and again.actions == []
 
 
 def test_requeue_intervals():
     sim = Sim({"nodes": {"platform": "aws", "gpu_architecture": "h100", "count": 4}})
-    first = reconcile_workflow.reconcile(sim.world())
-    assert first.requeue_after == reconcile_workflow.IMMEDIATE == 0.05
+    first = workflow_tier.reconcile(sim.world())
+    assert first.requeue_after == workflow_tier.IMMEDIATE == 0.05
     sim.execute(first)
-    launch = reconcile_workflow.reconcile(sim.world())
-    assert launch.requeue_after == reconcile_workflow.REQUEUE == 15.0
+    launch = workflow_tier.reconcile(sim.world())
+    assert launch.requeue_after == workflow_tier.REQUEUE == 15.0
     sim.execute(launch)
     assert condition(sim.workflow) == {"type": "InProgress", "reason": "JobCreated",
                                        "message": "Iteration 1/1: 2 groups running"}
-    poll = reconcile_workflow.reconcile(sim.world())
+    poll = workflow_tier.reconcile(sim.world())
     sim.execute(poll)
     assert condition(sim.workflow)["reason"] == "JobRunning" and poll.requeue_after == 15.0
-    idle = reconcile_workflow.reconcile(sim.world())  # Jobs still running, status as written: nothing to do
+    idle = workflow_tier.reconcile(sim.world())  # Jobs still running, status as written: nothing to do
     assert idle.actions == [] and idle.requeue_after == 15.0

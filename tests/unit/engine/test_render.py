@@ -6,7 +6,7 @@ import jsonpointer
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import mocknodes, render
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes, render
 
 DATA = Path(__file__).parent / "data" / "render"
 BASE = yaml.safe_load((DATA / "_workflow.yaml").read_text())

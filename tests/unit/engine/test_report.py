@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import report
+from ansible_collections.cre.certification.plugins.module_utils.engine.report import certreport
 
 DATA = Path(__file__).parent / "data" / "report"
 CASES = sorted(DATA.glob("*.yaml"))
@@ -16,24 +16,24 @@ CASES = sorted(DATA.glob("*.yaml"))
 
 def _build(path: Path) -> tuple[dict, dict]:
     case = yaml.safe_load(path.read_text())
-    return case, report.build_report(case["name"], case["categories"])
+    return case, certreport.build_report(case["name"], case["categories"])
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_report(path: Path) -> None:
     case, got = _build(path)
     assert got["result"] == case["expect"]["result"]
-    assert report.summary(got) == case["expect"]["summary"]
+    assert certreport.summary(got) == case["expect"]["summary"]
     assert json.loads(path.with_suffix(".json").read_text()) == got
-    assert report.junit_xml(got) == path.with_suffix(".xml").read_text()
-    assert report.markdown(got) == path.with_suffix(".md").read_text()
+    assert certreport.junit_xml(got) == path.with_suffix(".xml").read_text()
+    assert certreport.markdown(got) == path.with_suffix(".md").read_text()
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_junit_counts(path: Path) -> None:
     """The suite totals agree with the testcases they hold (CI tools trust the attributes)."""
     got = _build(path)[1]
-    root = ET.fromstring(report.junit_xml(got))
+    root = ET.fromstring(certreport.junit_xml(got))
     for suite in [root, *root.findall("testsuite")]:
         cases = list(suite.iter("testcase"))
         assert int(suite.get("tests")) == len(cases)
@@ -43,4 +43,4 @@ def test_junit_counts(path: Path) -> None:
 
 @pytest.mark.parametrize("seconds, text", [(0, "0s"), (45, "45s"), (60, "1m0s"), (3723, "1h2m3s"), (-5, "0s")])
 def test_go_duration(seconds: int, text: str) -> None:
-    assert report.go_duration(seconds) == text
+    assert certreport.go_duration(seconds) == text

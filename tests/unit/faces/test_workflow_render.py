@@ -6,7 +6,7 @@ import jsonpatch
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import mocknodes
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes
 from ansible_collections.cre.certification.plugins.modules import workflow_render as stub
 from tests.ansible_run import ansible_module
 

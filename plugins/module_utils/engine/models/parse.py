@@ -6,7 +6,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import InputError
+from ..api.errors import InputError
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -16,12 +16,12 @@ from typing import Any
 
 import yaml
 
-from .catalog_template import Renderer, TemplateError, parsed_yaml
-from .errors import InputError
-from .models import CategoryOptions
-from .models.parse import parse
+from .template import Renderer, TemplateError, parsed_yaml
+from ..api.errors import InputError
+from ..models import CategoryOptions
+from ..models.parse import parse
 
-ROOT = Path(__file__).resolve().parents[3] / "catalog"
+ROOT = Path(__file__).resolve().parents[4] / "catalog"
 LIB = ROOT / "_lib"
 
 # Template defaults (loader.go buildTemplateData); diagnose changes the NCCL iteration counts.

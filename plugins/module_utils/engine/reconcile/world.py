@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .actions import Ref
+from ..api.actions import Ref
 
 Obj = dict[str, Any]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from . import cel
-from .errors import InputError, WorkflowFailure
+from ..api.errors import InputError, WorkflowFailure
 from .json_patch import OPERATIONS, JSONPatchError, apply_json_patch
 from .merge import MergeError, merge_objects, strategic_merge
 

@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from .errors import WorkflowFailure
+from ..api.errors import WorkflowFailure
 
 REASON = "GangSchedulingConflict"
 LABELS_PATH = "spec.jobTemplate.spec.workloadMetadata.labels"

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from .models import GROUP, KINDS, VERSION
+from . import GROUP, KINDS, VERSION
 
 # Keys of JSON schema we drop: pydantic bookkeeping with no Kubernetes meaning.
 _DROP = {"title", "$defs"}

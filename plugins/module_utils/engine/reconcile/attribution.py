@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from .jobs import GROUP_NODES_ANNOTATION
+from ..plan.jobs import GROUP_NODES_ANNOTATION
 
 WORKLOAD_FAILED = "WorkloadFailed"
 TAIL_LINES = 800

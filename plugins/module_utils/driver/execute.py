@@ -13,9 +13,9 @@ try:
 except ImportError:
     ApiException = None  # type: ignore[assignment,misc]
 
-from ..engine import ownership
-from ..engine.actions import Action, Create, Delete, Event, Patch, Ref, Replace, Step, UpdateStatus
-from .rest import Kube
+from ..engine.reconcile import ownership
+from ..engine.api.actions import Action, Create, Delete, Event, Patch, Ref, Replace, Step, UpdateStatus
+from ..kube.rest import Kube
 
 # Parallel creates of one batch; below the kubernetes client's connection pool (5 per CPU, at least 10 on 2).
 CONCURRENCY = 8

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import gang, naming, placement
+from ..spec import gang
+from ..api import naming
+from . import placement
 from .dependencies import API_VERSION, SCOPE_JOB, WORKFLOW_LABEL, DependencyPlan, json_copy, manifest
 
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"

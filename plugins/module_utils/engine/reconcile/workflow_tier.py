@@ -31,13 +31,26 @@ import copy
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from . import detect, jobs, naming, node_results, placement, render
-from .actions import Action, Create, Delete, Event, Ref, Step
-from .dependencies import API_VERSION, SCOPE_JOB, SCOPE_WORKFLOW, DependencyPlan, reference, strip_when
-from .errors import InputError, WorkflowFailure
-from .models import dump, parse_workflow
-from .workflow_status import (FAILED, IN_PROGRESS, SUCCEEDED, condition, fail, is_true, parse_duration,
-                              parse_time, set_condition, status_write, timestamp)
+from ..plan import detect, jobs, placement, render
+from ..api import naming
+from . import node_results
+from ..api.actions import Action, Create, Delete, Event, Ref, Step
+from ..plan.dependencies import API_VERSION, SCOPE_JOB, SCOPE_WORKFLOW, DependencyPlan, reference, strip_when
+from ..api.errors import InputError, WorkflowFailure
+from ..models import dump, parse_workflow
+from .status import (
+    FAILED,
+    IN_PROGRESS,
+    SUCCEEDED,
+    condition,
+    fail,
+    is_true,
+    parse_duration,
+    parse_time,
+    set_condition,
+    status_write,
+    timestamp,
+)
 from .world import WorkflowWorld
 
 __all__ = ["reconcile", "fail", "REQUEUE", "IMMEDIATE"]

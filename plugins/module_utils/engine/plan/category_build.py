@@ -10,10 +10,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from . import catalog, gang, naming
-from .errors import InputError, WorkflowFailure
-from .models import API_VERSION
-from .overrides import OverrideContext, apply_overrides, matches_when
+from ..catalog import entries
+from ..spec import gang
+from ..api import naming
+from ..api.errors import InputError, WorkflowFailure
+from ..models import API_VERSION
+from ..spec.overrides import OverrideContext, apply_overrides, matches_when
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 LABEL_CERTIFICATION = "nvcre.nvidia.com/certification"
@@ -39,7 +41,7 @@ _SPEC_ONLY = ("target", "categories", "gangScheduler")
 def check_categories(spec: dict) -> None:
     """Every category is looked up before anything is built; the first unknown one fails the Certification."""
     for category in spec.get("categories") or []:
-        if (category.get("domain"), category.get("variant")) not in catalog.registry():
+        if (category.get("domain"), category.get("variant")) not in entries.registry():
             raise WorkflowFailure("CategoryNotFound",
                                   f"Unknown certification category: {category.get('domain')}/{category.get('variant')}")
 
@@ -98,9 +100,9 @@ def build_options(spec: dict, category: dict, *, platform: str, gpu_architecture
     `detected` carries what discovery found (nicResourceName, gkeTcpxoNetworks, tcpxoPluginVersion);
     a user-set nicResourceName wins over the detected one.
     """
-    entry = catalog.lookup(category["domain"], category["variant"])
+    entry = entries.lookup(category["domain"], category["variant"])
     options = resolve_options(spec, category)
-    gpus, mlnx = catalog.gpu_defaults(gpu_architecture, platform)
+    gpus, mlnx = entries.gpu_defaults(gpu_architecture, platform)
     options.setdefault("gpusPerNode", gpus)
     options.setdefault("mlnxPerNode", mlnx)
     options.setdefault("enableMNNVL", gpu_architecture in MNNVL_ARCHITECTURES)
@@ -223,7 +225,7 @@ def build_workflow(certification: dict, category: dict, *, platform: str, gpu_ar
     cert_spec = certification.get("spec") or {}
     options = build_options(cert_spec, category, platform=platform, gpu_architecture=gpu_architecture,
                             available_nodes=available_nodes, detected=detected)
-    spec = catalog.build_spec(category["domain"], category["variant"], options)
+    spec = entries.build_spec(category["domain"], category["variant"], options)
     spec = resolve_overrides(spec, platform, gpu_architecture, nodes)
     gang_scheduler = resolved_gang_scheduler(cert_spec)
     apply_gang_scheduler(spec, gang_scheduler)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .errors import InputError
+from ..api.errors import InputError
 
 CLIQUE_LABEL = "nvidia.com/gpu.clique"
 CLIQUE_SIZE = 18

@@ -10,7 +10,8 @@ import json
 import re
 from typing import Any, Callable, Iterator
 
-from . import gang, naming
+from ..spec import gang
+from ..api import naming
 
 WORKFLOW_LABEL = "nvcre.nvidia.com/workflow"
 WORKFLOW_UID_ANNOTATION = "nvcre.nvidia.com/workflow-uid"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from . import cel
-from .errors import InputError
+from ..spec import cel
+from ..api.errors import InputError
 
 EXPRESSION_PATH = "spec.nodeHealthMonitor.cel.expression"
 REASON = "HardwareFailureDetected"

@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from .detect import Detection, not_enough_nodes_message
-from .errors import WorkflowFailure
+from ..api.errors import WorkflowFailure
 
 PARTITION_ERROR = "PartitionError"
 PINNED = "Pinned"

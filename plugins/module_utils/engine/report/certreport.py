@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 from datetime import datetime
 from typing import Any
 
-from .certification import ANNOTATION_TEST_SCALE, workflow_phase
+from ..plan.category_build import ANNOTATION_TEST_SCALE, workflow_phase
 
 TITLE = "Cluster Certification Report"
 PASSED, FAILED, RUNNING, INCOMPLETE = "PASSED", "FAILED", "RUNNING", "INCOMPLETE"

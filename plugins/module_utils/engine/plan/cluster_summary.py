@@ -4,8 +4,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from . import catalog, detect
-from .errors import WorkflowFailure
+from ..catalog import entries
+from . import detect
+from ..api.errors import WorkflowFailure
 
 # Default topology label per platform (surroundings.md §4.2); other platforms have none.
 TOPOLOGY_KEYS = {
@@ -39,7 +40,7 @@ def summarize(nodes: list[dict[str, Any]], target: dict[str, Any] | None = None,
     rows = [{"name": detect.node_name(n), "gpus": _gpus(n), "ready": _ready(n),
              "rack": detect.node_labels(n).get(key, "") if key else ""} for n in gpu_nodes]
     counts = Counter(r["gpus"] for r in rows)
-    catalog_gpus = catalog.gpu_defaults(arch, platform)[0]
+    catalog_gpus = entries.gpu_defaults(arch, platform)[0]
     racks: dict[str, list[str]] = {}
     for row in rows:
         if row["rack"]:

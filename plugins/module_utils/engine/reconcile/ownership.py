@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Union
 
-from .actions import Create
-from .dependencies import WORKFLOW_UID_ANNOTATION
-from .workflow_status import fail
+from ..api.actions import Create
+from ..plan.dependencies import WORKFLOW_UID_ANNOTATION
+from .status import fail
 
 __all__ = ["Adopt", "Retry", "Collision", "on_exists", "fail"]
 

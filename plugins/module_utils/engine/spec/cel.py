@@ -19,7 +19,7 @@ from typing import Any, Mapping
 import celpy
 from celpy import celtypes
 
-from .errors import InputError
+from ..api.errors import InputError
 
 # Variables a ``when.expression`` sees (workflow.md §3.1): strings, and domainCount an int.
 WHEN_VARIABLES: dict[str, Any] = {

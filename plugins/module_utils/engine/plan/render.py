@@ -13,11 +13,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from . import detect, gang, jobs, placement
+from . import detect, jobs, placement
+from ..spec import gang
 from .dependencies import DependencyPlan, strip_when
-from .errors import InputError, WorkflowFailure
-from .models import dump, parse_workflow
-from .overrides import OverrideContext, apply_overrides, override_events, validate_overrides
+from ..api.errors import InputError, WorkflowFailure
+from ..models import dump, parse_workflow
+from ..spec.overrides import OverrideContext, apply_overrides, override_events, validate_overrides
 
 ANNOTATION_PLATFORM = "nvcrectl.nvidia.com/detected-platform"
 ANNOTATION_ARCHITECTURE = "nvcrectl.nvidia.com/detected-gpu-architecture"

@@ -11,12 +11,14 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
-from ..engine import naming, node_results, reconcile_job, reconcile_workflow, render
-from ..engine.actions import Ref, Step
-from ..engine.errors import InputError
-from ..engine.world import JobWorld, WorkflowWorld
+from ..engine.api import naming
+from ..engine.reconcile import node_results, job_tier, workflow_tier
+from ..engine.plan import render
+from ..engine.api.actions import Ref, Step
+from ..engine.api.errors import InputError
+from ..engine.reconcile.world import JobWorld, WorkflowWorld
 from . import execute
-from .rest import Kube
+from ..kube.rest import Kube
 
 GROUP = "nvcre.nvidia.com/v1alpha1"
 TRAINER = "trainer.kubeflow.org/v1alpha1"
@@ -174,14 +176,14 @@ class Driver:
     def _job_pass(self, jw: JobWorld, requeue: list[float]) -> bool:
         """The Job tier for one Job; a workload the server refuses is NVCRE's transient WorkloadCreationError."""
         name = jw.job["metadata"]["name"]
-        outcome = self._apply(reconcile_job.reconcile(jw), name, requeue)
+        outcome = self._apply(job_tier.reconcile(jw), name, requeue)
         problem = outcome.collision[1] if outcome.collision else outcome.failed_create[1] if outcome.failed_create else ""
         if problem:
-            self._apply(reconcile_job.create_failed(jw, problem), name, requeue)
+            self._apply(job_tier.create_failed(jw, problem), name, requeue)
         return outcome.done > 0 or bool(problem)
 
     def _workflow_pass(self, world: WorkflowWorld, requeue: list[float]) -> bool:
-        outcome = self._apply(reconcile_workflow.reconcile(world), self.name, requeue)
+        outcome = self._apply(workflow_tier.reconcile(world), self.name, requeue)
         failure = outcome.collision
         if outcome.failed_create:
             create, message = outcome.failed_create
@@ -190,7 +192,7 @@ class Driver:
                 failure = ("DependencyCreationError",
                            f"failed to create dependency {ref.api_version}/{ref.kind} {ref.name}: {message}")
         if failure:
-            self._apply(reconcile_workflow.fail(world, *failure), self.name, requeue)
+            self._apply(workflow_tier.fail(world, *failure), self.name, requeue)
         return outcome.done > 0 or failure is not None
 
     def _report(self, wf: dict[str, Any], counts: dict[str, Any], elapsed: float) -> None:

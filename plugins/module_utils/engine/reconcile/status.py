@@ -6,7 +6,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from .actions import Event, Step, UpdateStatus
+from ..api.actions import Event, Step, UpdateStatus
 
 Obj = dict[str, Any]
 

@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
-from .errors import WorkflowFailure
+from ..api.errors import WorkflowFailure
 
 GPU_PRESENT = "nvidia.com/gpu.present"
 GPU_PRODUCT = "nvidia.com/gpu.product"

@@ -11,9 +11,9 @@ import gzip
 import json
 from typing import Any
 
-from . import naming
-from .actions import Create, Replace
-from .dependencies import API_VERSION
+from ..api import naming
+from ..api.actions import Create, Replace
+from ..plan.dependencies import API_VERSION
 
 SUCCEEDED_KEY = "succeeded-nodes.csv.gz"
 FAILED_KEY = "failed-nodes.json.gz"

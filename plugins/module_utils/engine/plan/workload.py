@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import gang, naming
+from ..spec import gang
+from ..api import naming
 from .dependencies import API_VERSION, json_copy
-from .errors import InputError
+from ..api.errors import InputError
 from .jobs import DEFAULT_TARGET, MANAGED_BY, MANAGED_BY_LABEL
-from .workflow_status import condition
+from ..reconcile.status import condition
 
 TRAINJOB_API_VERSION = "trainer.kubeflow.org/v1alpha1"
 TRAINJOB_KIND = "TrainJob"

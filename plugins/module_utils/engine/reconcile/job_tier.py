@@ -13,12 +13,23 @@ import copy
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from . import attribution, health, workload
-from .actions import Action, Create, Event, Step, UpdateStatus
-from .errors import InputError
-from .models.job import DEFAULT_SCHEDULING_STALL_GRACE_SECONDS
-from .workflow_status import (FAILED, IN_PROGRESS, SUCCEEDED, condition, is_true, parse_time, set_condition,
-                              set_exclusive, timestamp, true_type)
+from . import attribution, health
+from ..plan import workload
+from ..api.actions import Action, Create, Event, Step, UpdateStatus
+from ..api.errors import InputError
+from ..models.job import DEFAULT_SCHEDULING_STALL_GRACE_SECONDS
+from .status import (
+    FAILED,
+    IN_PROGRESS,
+    SUCCEEDED,
+    condition,
+    is_true,
+    parse_time,
+    set_condition,
+    set_exclusive,
+    timestamp,
+    true_type,
+)
 from .world import JobWorld
 
 HARDWARE_FAILED = "HardwareFailed"

@@ -1,0 +1,1 @@
+"""The certification catalog: entries keyed by {domain, variant} and their template language."""

@@ -1,0 +1,1 @@
+"""One pass of each tier (Certification, Workflow, Job): the world observed in, a Step out."""

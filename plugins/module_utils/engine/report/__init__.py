@@ -1,0 +1,1 @@
+"""The certification report: CertReport JSON, JUnit XML and Markdown."""

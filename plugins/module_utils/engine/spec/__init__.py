@@ -1,0 +1,1 @@
+"""What a Workflow spec means: overrides, strategic merge, JSON patch, CEL, the gang contract."""
