@@ -8,6 +8,7 @@ Target: 10,000 nodes well under one second.
 from __future__ import annotations
 
 import copy
+import functools
 import sys
 import time
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / ".collections")]
 
-import yaml  # noqa: E402
+import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes, render
 
@@ -24,8 +25,10 @@ SIZES = (1_000, 10_000, 50_000)
 # (profile, platform, gpu architecture, nodesPerJob, GPUs per node, orchestration additions)
 PROFILES = (
     ("aws-h100 pinned 2/job", "aws", "h100", 2, 8, {}),
-    ("gcp-h100 pinned 8/job, topology", "gcp", "h100", 8, 8, {"topology": {"topologyKey": "cloud.google.com/gce-topology-block"}}),
-    ("oci-gb300 strictDomain", "oci", "gb300", 18, 4, {"topology": {"topologyKey": "nvidia.com/gpu.clique", "strictDomain": True}}),
+    ("gcp-h100 pinned 8/job, topology", "gcp", "h100", 8, 8,
+     {"topology": {"topologyKey": "cloud.google.com/gce-topology-block"}}),
+    ("oci-gb300 strictDomain", "oci", "gb300", 18, 4,
+     {"topology": {"topologyKey": "nvidia.com/gpu.clique", "strictDomain": True}}),
     ("aws-gb200 unpinned 16", "aws", "gb200", 16, 4, {"placement": "Unpinned"}),
 )
 
@@ -61,7 +64,7 @@ def main() -> int:
             if out.failure is not None:
                 print(f"{name}: {out.failure.reason}: {out.failure.message}")
                 return 1
-            seconds = best_of(3 if size <= 10_000 else 1, lambda: render.render(wf, nodes))
+            seconds = best_of(3 if size <= 10_000 else 1, functools.partial(render.render, wf, nodes))
             growth = f"{seconds / previous[1]:7.1f} {size / previous[0]:8.1f}" if previous else f"{'':7} {'':8}"
             print(f"{name:34} {size:7d} {len(out.plan['jobs']):6d} {seconds:8.3f} {growth}")
             slow |= size == 10_000 and seconds >= 1.0

@@ -5,11 +5,11 @@ import json
 import os
 from typing import Any
 
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Ref
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import node_results
 from ansible_collections.cre.certification.plugins.module_utils.engine.report import certreport
-from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Ref
-from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
 from ansible_collections.cre.certification.plugins.module_utils.kube.client import api_client
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube
 from ansible_collections.cre.certification.plugins.modules.certification_results import SPEC

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import copy
 import time
-from datetime import datetime, timezone
-from typing import Any, Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
 
 from ansible.utils.display import Display
 
 from ansible_collections.cre.certification.plugins.action.certification_results import GROUP, category_data
-from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build, detect, render
+from ansible_collections.cre.certification.plugins.module_utils.driver import workflow
+from ansible_collections.cre.certification.plugins.module_utils.driver.execute import Abandoned
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Ref
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError, WorkflowFailure
 from ansible_collections.cre.certification.plugins.module_utils.engine.models import dump, parse_certification
-from ansible_collections.cre.certification.plugins.module_utils.driver import workflow
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build, detect, render
 from ansible_collections.cre.certification.plugins.module_utils.kube.client import api_client
-from ansible_collections.cre.certification.plugins.module_utils.driver.execute import Abandoned
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import ApiException, Kube
 from ansible_collections.cre.certification.plugins.modules.certification_run import SPEC
 from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction, caller_alive
@@ -144,7 +145,7 @@ class CertificationRun:
             return cert
         for _attempt in range(STATUS_RETRIES):
             old = cert.get("status") or {}
-            now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             status = {**old, "categoryStatuses": statuses,
                       "conditions": _conditions(old.get("conditions") or [], chosen, progress["validationFailed"],
                                                 cert["metadata"].get("generation", 1), now)}

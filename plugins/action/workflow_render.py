@@ -7,8 +7,8 @@ from typing import Any
 import yaml
 from ansible.errors import AnsibleError
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan.render import render
 from ansible_collections.cre.certification.plugins.modules.workflow_render import SPEC
 from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction

@@ -5,9 +5,9 @@ from typing import Any
 
 from ansible.utils.display import Display
 
-from ansible_collections.cre.certification.plugins.module_utils.kube.client import api_client
-from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import DriverError, run_workflow
 from ansible_collections.cre.certification.plugins.module_utils.driver.execute import Abandoned
+from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import DriverError, run_workflow
+from ansible_collections.cre.certification.plugins.module_utils.kube.client import api_client
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube
 from ansible_collections.cre.certification.plugins.modules.workflow_run import SPEC
 from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction, caller_alive

@@ -4,7 +4,7 @@ Each test runs its own Workflow in its own namespace on its own nodes of one 16-
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from kubernetes import client
@@ -149,7 +149,7 @@ def test_check_mode_plans_and_writes_nothing(e2e: Sim) -> None:
 def test_refuses_when_a_resident_nvcre_controller_runs(e2e: Sim) -> None:
     ns = start(e2e, workflow(nodes(0, 1)))
     coordination = client.CoordinationV1Api(e2e.api)
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     coordination.create_namespaced_lease(ns, {"metadata": {"name": "nvcre-controller-manager.nvcre.nvidia.com"},
                                               "spec": {"holderIdentity": "nvcre-0", "renewTime": now}})
     try:

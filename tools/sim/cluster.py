@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path

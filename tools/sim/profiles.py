@@ -1,8 +1,8 @@
 """Node profiles of the simulated GPU clusters: real labels, providerIDs and capacity per platform."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 
 @dataclass(frozen=True)

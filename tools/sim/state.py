@@ -46,7 +46,7 @@ class ClusterState:
         tmp.replace(self.path(self.name))
 
     @classmethod
-    def load(cls, name: str) -> "ClusterState":
+    def load(cls, name: str) -> ClusterState:
         return cls(**json.loads(cls.path(name).read_text()))
 
 

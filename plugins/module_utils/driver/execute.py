@@ -2,19 +2,19 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Callable
+from datetime import UTC, datetime
+from typing import Any
 
 try:
     from kubernetes.client.exceptions import ApiException
 except ImportError:
     ApiException = None  # type: ignore[assignment,misc]
 
-from ..engine.reconcile import ownership
 from ..engine.api.actions import Action, Create, Delete, Event, Patch, Ref, Replace, Step, UpdateStatus
+from ..engine.reconcile import ownership
 from ..kube.rest import Kube
 
 # Parallel creates of one batch; below the kubernetes client's connection pool (5 per CPU, at least 10 on 2).
@@ -83,7 +83,7 @@ def _batches(actions: list[Action]) -> Iterator[list[Action]]:
         yield batch
 
 
-def _issue(kube: Kube, batch: list[Action]) -> list["ApiException | None"]:
+def _issue(kube: Kube, batch: list[Action]) -> list[ApiException | None]:
     """Each action's ApiException (None when it succeeded); any other error propagates."""
     if len(batch) == 1:
         return [_attempt(kube, batch[0])]
@@ -91,7 +91,7 @@ def _issue(kube: Kube, batch: list[Action]) -> list["ApiException | None"]:
         return list(pool.map(lambda action: _attempt(kube, action), batch))
 
 
-def _attempt(kube: Kube, action: Action) -> "ApiException | None":
+def _attempt(kube: Kube, action: Action) -> ApiException | None:
     try:
         _execute(kube, action)
     except ApiException as exc:
@@ -99,7 +99,7 @@ def _attempt(kube: Kube, action: Action) -> "ApiException | None":
     return None
 
 
-def _absorbed(kube: Kube, action: Action, exc: "ApiException", owner_name: str, out: Outcome) -> bool:
+def _absorbed(kube: Kube, action: Action, exc: ApiException, owner_name: str, out: Outcome) -> bool:
     """True when the refusal still counts as done (adopted, or a best-effort Event); False when the run
     must stop here, with `out` saying why; anything unexpected is raised."""
     if exc.status == 409 and isinstance(action, Create):
@@ -126,7 +126,7 @@ def _absorbed(kube: Kube, action: Action, exc: "ApiException", owner_name: str, 
     raise exc
 
 
-def status_message(exc: "ApiException") -> str:
+def status_message(exc: ApiException) -> str:
     """The server's own words (a Status message), as Go's StatusError prints them."""
     try:
         return json.loads(exc.body).get("message") or str(exc.reason)
@@ -150,7 +150,7 @@ def _execute(kube: Kube, action: Action) -> Any:
 
 def _event(event: Event) -> dict[str, Any]:
     meta = event.involved.get("metadata") or {}
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {
         "apiVersion": "v1",
         "kind": "Event",

@@ -5,26 +5,36 @@ next start. API cost per pass is a fixed handful of list calls, whatever the num
 """
 from __future__ import annotations
 
+import functools
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from ..engine.api import naming
-from ..engine.reconcile import node_results, job_tier, workflow_tier
-from ..engine.plan import render
 from ..engine.api.actions import Ref, Step
 from ..engine.api.errors import InputError
+from ..engine.api.objects import condition, parse_time, terminal, true_type
+from ..engine.api.vocabulary import (
+    API_VERSION,
+    DEPENDENCY_CREATION_ERROR,
+    FINALIZER_WORKFLOW,
+    IN_PROGRESS,
+    JOB,
+    LABEL_JOB,
+    LABEL_WORKFLOW,
+    TRAINER_API_VERSION,
+    TRAINJOB,
+    WORKFLOW,
+)
+from ..engine.plan import render
+from ..engine.reconcile import job_tier, node_results, status, workflow_tier
 from ..engine.reconcile.world import JobWorld, WorkflowWorld
-from . import execute
 from ..kube.rest import Kube
+from . import execute
 
-GROUP = "nvcre.nvidia.com/v1alpha1"
-TRAINER = "trainer.kubeflow.org/v1alpha1"
-WORKFLOW_LABEL = "nvcre.nvidia.com/workflow"
-JOB_LABEL = "nvcre.nvidia.com/job"
-RESIDENT_FINALIZER = "nvcre.nvidia.com/workflow-finalizer"
 # A resident controller's leader-election lease: a name like these, renewed within this window.
 LEASE_HINTS = ("nvcre", "cluster-readiness-engine")
 LEASE_FRESH = timedelta(seconds=60)
@@ -36,34 +46,20 @@ class DriverError(Exception):
     """The run cannot proceed (not found, a resident controller): a clear message, nothing written."""
 
 
-def _conditions(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
-
-
-def _terminal(obj: dict[str, Any]) -> str:
-    """"Succeeded"/"Failed" when that condition is True, else ""."""
-    conds = _conditions(obj)
-    return next((t for t in ("Succeeded", "Failed") if conds.get(t, {}).get("status") == "True"), "")
-
-
 def refuse_resident_controller(kube: Kube, workflow: dict[str, Any], now: datetime) -> None:
     """Two controllers on one object lose data: stop if NVCRE itself is running in this cluster."""
     meta = workflow.get("metadata") or {}
-    if RESIDENT_FINALIZER in (meta.get("finalizers") or []):
+    if FINALIZER_WORKFLOW in (meta.get("finalizers") or []):
         raise DriverError(
             f"refusing to drive Workflow {meta.get('namespace')}/{meta.get('name')}: it carries the finalizer "
-            f"{RESIDENT_FINALIZER}, so a resident NVCRE controller manages it")
+            f"{FINALIZER_WORKFLOW}, so a resident NVCRE controller manages it")
     for lease in kube.list("coordination.k8s.io/v1", "Lease"):
         name = lease["metadata"]["name"]
         renew = (lease.get("spec") or {}).get("renewTime")
-        if any(h in name for h in LEASE_HINTS) and renew and now - _time(renew) < LEASE_FRESH:
+        if any(h in name for h in LEASE_HINTS) and renew and now - parse_time(renew) < LEASE_FRESH:
             raise DriverError(
                 f"refusing to drive Workflow {meta.get('namespace')}/{meta.get('name')}: a resident NVCRE controller "
                 f"holds the leader lease {lease['metadata'].get('namespace')}/{name} (renewed {renew})")
-
-
-def _time(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 class Driver:
@@ -80,18 +76,19 @@ class Driver:
         self._writes_lock = threading.Lock()  # Job passes run concurrently
 
     def workflow(self) -> dict[str, Any]:
-        wf = self.kube.get(Ref(GROUP, "Workflow", self.namespace, self.name))
+        wf = self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, self.name))
         if wf is None:
             raise DriverError(f"Workflow {self.namespace}/{self.name} not found")
         return wf
 
     def observe(self, wf: dict[str, Any], now: datetime) -> tuple[WorkflowWorld, dict[str, JobWorld]]:
         ns = self.namespace
-        jobs = {j["metadata"]["name"]: j for j in self.kube.list(GROUP, "Job", ns, f"{WORKFLOW_LABEL}={self.name}")}
-        workloads = {w["metadata"]["name"]: w for w in self.kube.list(TRAINER, "TrainJob", ns, JOB_LABEL)} if jobs else {}
+        jobs = {j["metadata"]["name"]: j for j in self.kube.list(API_VERSION, JOB, ns, f"{LABEL_WORKFLOW}={self.name}")}
+        workloads = ({w["metadata"]["name"]: w for w in self.kube.list(TRAINER_API_VERSION, TRAINJOB, ns, LABEL_JOB)}
+                     if jobs else {})
         pods: dict[str, list[dict[str, Any]]] = {}
-        for pod in self.kube.list("v1", "Pod", ns, JOB_LABEL) if jobs else []:
-            pods.setdefault(pod["metadata"]["labels"][JOB_LABEL], []).append(pod)
+        for pod in self.kube.list("v1", "Pod", ns, LABEL_JOB) if jobs else []:
+            pods.setdefault(pod["metadata"]["labels"][LABEL_JOB], []).append(pod)
         nodes = self.kube.list("v1", "Node")
         by_name = {n["metadata"]["name"]: n for n in nodes}
         uid = wf["metadata"]["uid"]
@@ -117,14 +114,14 @@ class Driver:
         refs = (wf.get("status") or {}).get("dependencyRefs") or []
         found: dict[Ref, dict[str, Any]] = {}
         for api_version, kind in sorted({(r["apiVersion"], r["kind"]) for r in refs}):
-            for obj in self.kube.list(api_version, kind, self.namespace, f"{WORKFLOW_LABEL}={self.name}"):
+            for obj in self.kube.list(api_version, kind, self.namespace, f"{LABEL_WORKFLOW}={self.name}"):
                 found[Ref.of(obj)] = obj
         return found
 
     def _logs(self, job: dict[str, Any], pods: list[dict[str, Any]]) -> dict[str, str]:
         """Log tails of failed containers, only while a Job that is not yet terminal lacks its failureLog
         (the Job tier captures it on the pass that sees the workload fail)."""
-        if (_terminal(job) or (job.get("status") or {}).get("failureLog")
+        if (terminal(job) or (job.get("status") or {}).get("failureLog")
                 or not any((p.get("status") or {}).get("phase") == "Failed" for p in pods)):
             return {}
         logs = {}
@@ -145,19 +142,19 @@ class Driver:
         start = time.monotonic()
         deadline = start + timeout
         wf = self.workflow()
-        refuse_resident_controller(self.kube, wf, datetime.now(timezone.utc))
+        refuse_resident_controller(self.kube, wf, datetime.now(UTC))
         while True:
-            world, job_worlds = self.observe(wf, datetime.now(timezone.utc))
+            world, job_worlds = self.observe(wf, datetime.now(UTC))
             acted, requeue = False, [poll_interval]
-            if not _terminal(wf):
+            if not terminal(wf):
                 # Each Job's actions touch only that Job and its workload: the Jobs go in parallel.
                 with ThreadPoolExecutor(execute.CONCURRENCY) as pool:
-                    acted = any(list(pool.map(lambda jw: self._job_pass(jw, requeue), job_worlds.values())))
+                    acted = any(list(pool.map(functools.partial(self._job_pass, requeue=requeue), job_worlds.values())))
                 acted |= self._workflow_pass(world, requeue)
             wf = self.workflow()
             counts = _counts(wf)
             self._report(wf, counts, time.monotonic() - start)
-            done = _terminal(wf) or (until_iteration and counts["iterations"]["completed"] >= until_iteration)
+            done = terminal(wf) or (until_iteration and counts["iterations"]["completed"] >= until_iteration)
             if done or time.monotonic() > deadline:
                 return {**self._summary(wf, counts, self.writes, time.monotonic() - start), "timed_out": not done}
             if not acted:
@@ -188,18 +185,18 @@ class Driver:
         if outcome.failed_create:
             create, message = outcome.failed_create
             ref = Ref.of(create.obj)
-            if ref.kind != "Job" or ref.api_version != GROUP:  # Jobs back off and retry, as NVCRE's do
-                failure = ("DependencyCreationError",
+            if ref.kind != JOB or ref.api_version != API_VERSION:  # Jobs back off and retry, as NVCRE's do
+                failure = (DEPENDENCY_CREATION_ERROR,
                            f"failed to create dependency {ref.api_version}/{ref.kind} {ref.name}: {message}")
         if failure:
-            self._apply(workflow_tier.fail(world, *failure), self.name, requeue)
+            self._apply(status.fail(world, *failure), self.name, requeue)
         return outcome.done > 0 or failure is not None
 
     def _report(self, wf: dict[str, Any], counts: dict[str, Any], elapsed: float) -> None:
         g, it = counts["groups"], counts["iterations"]
         line = (f"{self.namespace}/{self.name}: iteration {it['current']}/{it['total']}, groups "
                 f"{g['pending']} pending, {g['running']} running, {g['succeeded']} succeeded, {g['failed']} failed")
-        if _terminal(wf):
+        if terminal(wf):
             line += f" -> {counts['phase']} ({counts['condition']['reason']})"
         if line != self._last_line:
             self._last_line = line
@@ -226,10 +223,9 @@ def _counts(wf: dict[str, Any]) -> dict[str, Any]:
     groups = orch.get("groups") or []
     count = {p: sum(1 for g in groups if (g.get("phase") or "Pending") == p)
              for p in ("Pending", "Running", "Succeeded", "Failed")}
-    true = next((c for c in _conditions(wf).values() if c.get("status") == "True"
-                 and c["type"] in ("InProgress", "Succeeded", "Failed")), {})
+    true = condition(wf, true_type(wf)) or {}
     return {
-        "phase": _terminal(wf) or "InProgress",
+        "phase": terminal(wf) or IN_PROGRESS,
         "condition": {k: true.get(k, "") for k in ("type", "reason", "message")},
         "iterations": {"current": orch.get("currentIteration", 0), "completed": orch.get("completedIterations", 0),
                        "total": ((wf.get("spec") or {}).get("orchestration") or {}).get("iterations", 1)},

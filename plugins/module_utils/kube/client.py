@@ -26,7 +26,7 @@ def auth_argument_spec() -> dict[str, Any]:
     return copy.deepcopy(AUTH_ARG_SPEC)
 
 
-def api_client(params: dict[str, Any]) -> "kubernetes.client.ApiClient":
+def api_client(params: dict[str, Any]) -> kubernetes.client.ApiClient:
     """Resolve auth exactly as kubernetes.core does (options, then K8S_AUTH_*, then in-cluster, then kubeconfig)."""
     auth_params = {k: params.get(k) for k in AUTH_ARG_SPEC}
     configuration = _create_configuration(_create_auth_spec(**auth_params))
@@ -36,7 +36,7 @@ def api_client(params: dict[str, Any]) -> "kubernetes.client.ApiClient":
     return api
 
 
-def list_nodes(api: "kubernetes.client.ApiClient") -> list[dict[str, Any]]:
+def list_nodes(api: kubernetes.client.ApiClient) -> list[dict[str, Any]]:
     """All Nodes as plain dicts; skips the client's model round trip, which dominates on large clusters."""
     response = kubernetes.client.CoreV1Api(api).list_node(_preload_content=False)
     return json.loads(response.data)["items"]

@@ -26,7 +26,7 @@ Obj = dict[str, Any]
 class Kube:
     """One API server. `requests` counts calls by verb (benchmarks read it)."""
 
-    def __init__(self, api: "ApiClient") -> None:
+    def __init__(self, api: ApiClient) -> None:
         self.api = api
         self.requests: Counter[str] = Counter()
         self._count_lock = threading.Lock()  # the driver calls from several threads

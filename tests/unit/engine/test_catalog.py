@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries
 from ansible_collections.cre.certification.plugins.module_utils.engine.models import parse_workflow
 
 DATA = Path(__file__).parent / "data" / "catalog"

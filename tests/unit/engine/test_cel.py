@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec import cel
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
+from ansible_collections.cre.certification.plugins.module_utils.engine.spec import cel
 
 CASES = yaml.safe_load((Path(__file__).parent / "data" / "cel" / "cases.yaml").read_text())
 

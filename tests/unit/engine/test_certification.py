@@ -6,13 +6,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries
-from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build
-from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError, WorkflowFailure
-from ansible_collections.cre.certification.plugins.module_utils.engine.models import parse_workflow
-
 from test_catalog import at  # same directory: pytest puts it on sys.path
+
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError, WorkflowFailure
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries
+from ansible_collections.cre.certification.plugins.module_utils.engine.models import parse_workflow
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build
 
 DATA = Path(__file__).parent / "data" / "certification"
 CATEGORIES = [{"domain": "communication", "variant": "nccl-all-reduce"},

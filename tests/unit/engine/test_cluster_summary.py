@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.plan.cluster_summary import summarize
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import WorkflowFailure
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan.cluster_summary import summarize
 from tools.sim.profiles import build_nodes
 
 CASES = yaml.safe_load((Path(__file__).parent / "data" / "cluster_summary" / "cases.yaml").read_text())

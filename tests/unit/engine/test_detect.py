@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.plan import detect
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import WorkflowFailure
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan import detect
 
 DATA = Path(__file__).parent / "data" / "detect"
 

@@ -6,8 +6,8 @@ import jsonpatch
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec import gang
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import WorkflowFailure
+from ansible_collections.cre.certification.plugins.module_utils.engine.spec import gang
 
 DATA = Path(__file__).parent / "data" / "gang"
 BASE = yaml.safe_load((DATA / "_base.yaml").read_text())

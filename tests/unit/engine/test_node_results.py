@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import node_results, ownership
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Create, Replace
+from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import node_results, ownership
 
 CASES = yaml.safe_load((Path(__file__).parent / "data" / "node_results" / "cases.yaml").read_text())
 WORKFLOW = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Workflow",

@@ -4,9 +4,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import WorkflowFailure
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import placement
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan.detect import Detection
-from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import WorkflowFailure
 
 DATA = Path(__file__).parent / "data" / "placement"
 

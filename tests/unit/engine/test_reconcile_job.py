@@ -11,13 +11,13 @@ import jsonpatch
 import pytest
 import yaml
 
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Create, Event, UpdateStatus
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import (
     attribution,
     health,
-    ownership,
     job_tier,
+    ownership,
 )
-from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Create, Event, UpdateStatus
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile.world import JobWorld
 
 DATA = Path(__file__).parent / "data" / "reconcile_job"

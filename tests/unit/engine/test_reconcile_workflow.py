@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import jsonpatch
@@ -17,12 +17,6 @@ import jsonpointer
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes
-from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import (
-    node_results,
-    ownership,
-    workflow_tier,
-)
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import (
     Create,
     Delete,
@@ -31,12 +25,19 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.api.actio
     Replace,
     UpdateStatus,
 )
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes
+from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import (
+    node_results,
+    ownership,
+    status,
+    workflow_tier,
+)
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile.world import WorkflowWorld
 
 DATA = Path(__file__).parent / "data" / "reconcile_workflow"
 BASE = yaml.safe_load((Path(__file__).parent / "data" / "render" / "_workflow.yaml").read_text())
 SCENARIOS = yaml.safe_load((DATA / "scenarios.yaml").read_text())
-START = datetime(2025, 1, 1, tzinfo=timezone.utc)
+START = datetime(2025, 1, 1, tzinfo=UTC)
 WF_UID = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
 TIME_KEYS = {"startTime", "completionTime", "lastTransitionTime", "workloadStartTime"}
 ABSENT = object()
@@ -101,7 +102,7 @@ class Sim:
                 if isinstance(decision, ownership.Adopt):
                     return
                 if isinstance(decision, ownership.Collision):
-                    self.execute(ownership.fail(self.world(), decision.reason, decision.message))
+                    self.execute(status.fail(self.world(), decision.reason, decision.message))
                 raise Stop(decision)
             obj = copy.deepcopy(action.obj)
             obj["metadata"].update(uid=f"uid-{next(self.uids)}", resourceVersion=str(next(self.rv)))

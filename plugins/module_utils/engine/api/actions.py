@@ -6,7 +6,7 @@ re-read and reconcile again), the UID precondition for deletes, and the ownershi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 Obj = dict[str, Any]
 
@@ -21,7 +21,7 @@ class Ref:
     name: str
 
     @staticmethod
-    def of(obj: Obj) -> "Ref":
+    def of(obj: Obj) -> Ref:
         meta = obj.get("metadata") or {}
         return Ref(obj["apiVersion"], obj["kind"], meta.get("namespace") or "", meta.get("name") or "")
 
@@ -76,7 +76,7 @@ class Event:
     message: str
 
 
-Action = Union[Create, Replace, UpdateStatus, Patch, Delete, Event]
+Action = Create | Replace | UpdateStatus | Patch | Delete | Event
 
 
 @dataclass

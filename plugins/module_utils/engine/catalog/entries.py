@@ -10,16 +10,16 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .template import Renderer, TemplateError, parsed_yaml
 from ..api.errors import InputError
 from ..models import CategoryOptions
 from ..models.parse import parse
+from .template import Renderer, TemplateError, parsed_yaml
 
 ROOT = Path(__file__).resolve().parents[4] / "catalog"
 LIB = ROOT / "_lib"
@@ -105,7 +105,7 @@ def normalize_gpu_architecture(value: str) -> str:
     return text.split("-", 1)[0].lower()
 
 
-@lru_cache(maxsize=None)
+@cache
 def read_lib(rel: str) -> str:
     """A `_lib` file's text, read once per process; paths may not leave `_lib`."""
     path = (LIB / rel).resolve()

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import yaml
@@ -45,7 +45,7 @@ LibReader = Callable[[str], str]
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-@lru_cache(maxsize=None)
+@cache
 def parsed_yaml(text: str) -> Any:
     """Fragments are parsed once per process; rendering never mutates the parsed tree."""
     return yaml.load(text, Loader=_LOADER)

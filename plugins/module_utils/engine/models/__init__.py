@@ -3,11 +3,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from .certification import Certification, CertificationSpec, CategoryOptions
+from .certification import CategoryOptions, Certification, CertificationSpec
 from .common import API_VERSION, GROUP, VERSION, WorkloadMetadata
 from .gang import DEFAULT_QUEUE, DEFAULT_QUEUE_LABEL_KEY, GangSchedulerSpec
-from .job import (DEFAULT_MEASUREMENT_TIMEOUT, DEFAULT_SCHEDULING_STALL_GRACE_SECONDS,
-                  DEFAULT_STARTUP_STALL_TIMEOUT_SECONDS, Job, JobSpec)
+from .job import (
+    DEFAULT_MEASUREMENT_TIMEOUT,
+    DEFAULT_SCHEDULING_STALL_GRACE_SECONDS,
+    DEFAULT_STARTUP_STALL_TIMEOUT_SECONDS,
+    Job,
+    JobSpec,
+)
 from .parse import dump, field_path, parse
 from .workflow import Workflow, WorkflowSpec
 

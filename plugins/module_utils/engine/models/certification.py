@@ -7,8 +7,22 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, model_validator
 
-from .common import (API_VERSION, QUALIFIED_NAME, VALIDATIONS, Conditions, K8sModel, LocalObjectRef, NonEmpty,
-                     ObjectMeta, Quantity, TargetSpec, WorkloadMetadata, cel, cel_string, fail)
+from .common import (
+    API_VERSION,
+    QUALIFIED_NAME,
+    VALIDATIONS,
+    Conditions,
+    K8sModel,
+    LocalObjectRef,
+    NonEmpty,
+    ObjectMeta,
+    Quantity,
+    TargetSpec,
+    WorkloadMetadata,
+    cel,
+    cel_string,
+    fail,
+)
 from .gang import GangSchedulerSpec
 
 # Go-style duration restricted to h/m/s/ms, as the Certification CRD accepts it.

@@ -10,8 +10,17 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PlainValidator, SerializerFunctionWrapHandler,
-                      StringConstraints, WithJsonSchema, model_serializer)
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    SerializerFunctionWrapHandler,
+    StringConstraints,
+    WithJsonSchema,
+    model_serializer,
+)
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 

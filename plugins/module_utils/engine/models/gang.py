@@ -5,8 +5,17 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, StringConstraints
 
-from .common import (MANAGED_BY, QUALIFIED_NAME, RESERVED_PREFIX, VALIDATIONS, K8sModel, NonEmpty, cel, fail,
-                     reserved_key)
+from .common import (
+    MANAGED_BY,
+    QUALIFIED_NAME,
+    RESERVED_PREFIX,
+    VALIDATIONS,
+    K8sModel,
+    NonEmpty,
+    cel,
+    fail,
+    reserved_key,
+)
 
 # Applied in code when the field is absent (not CRD defaults).
 DEFAULT_QUEUE = "default-queue"

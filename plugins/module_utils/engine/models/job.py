@@ -5,9 +5,26 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
-from .common import (API_VERSION, VALIDATIONS, AnyObject, Conditions, Duration, K8sModel, NonEmpty, ObjectMeta,
-                     Schemaless, Timestamp, WorkloadMetadata, WorkloadReference, cel, fail, fixed_presence, immutable,
-                     int_or_string, list_map)
+from .common import (
+    API_VERSION,
+    VALIDATIONS,
+    AnyObject,
+    Conditions,
+    Duration,
+    K8sModel,
+    NonEmpty,
+    ObjectMeta,
+    Schemaless,
+    Timestamp,
+    WorkloadMetadata,
+    WorkloadReference,
+    cel,
+    fail,
+    fixed_presence,
+    immutable,
+    int_or_string,
+    list_map,
+)
 
 # Applied by the Job controller when the field is absent (not CRD defaults).
 DEFAULT_STARTUP_STALL_TIMEOUT_SECONDS = 1200

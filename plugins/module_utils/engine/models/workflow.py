@@ -5,9 +5,25 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field
 
-from .common import (API_VERSION, PRESERVE, AnyJSON, AnyObject, Conditions, Duration, K8sModel, LocalObjectRef,
-                     NonEmpty, ObjectMeta, Schemaless, TargetSpec, TemplateMeta, Timestamp, WorkloadReference,
-                     fixed_presence, immutable)
+from .common import (
+    API_VERSION,
+    PRESERVE,
+    AnyJSON,
+    AnyObject,
+    Conditions,
+    Duration,
+    K8sModel,
+    LocalObjectRef,
+    NonEmpty,
+    ObjectMeta,
+    Schemaless,
+    TargetSpec,
+    TemplateMeta,
+    Timestamp,
+    WorkloadReference,
+    fixed_presence,
+    immutable,
+)
 from .gang import GangSchedulerSpec
 from .job import JobSpec
 

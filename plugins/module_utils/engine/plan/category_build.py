@@ -10,11 +10,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..catalog import entries
-from ..spec import gang
 from ..api import naming
 from ..api.errors import InputError, WorkflowFailure
+from ..catalog import entries
 from ..models import API_VERSION
+from ..spec import gang
 from ..spec.overrides import OverrideContext, apply_overrides, matches_when
 
 MANAGED_BY = "app.kubernetes.io/managed-by"

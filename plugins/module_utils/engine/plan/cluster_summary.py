@@ -4,9 +4,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from ..api.errors import WorkflowFailure
 from ..catalog import entries
 from . import detect
-from ..api.errors import WorkflowFailure
 
 # Default topology label per platform (surroundings.md §4.2); other platforms have none.
 TOPOLOGY_KEYS = {

@@ -8,14 +8,13 @@ from __future__ import annotations
 import heapq
 import json
 import re
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
-from ..spec import gang
 from ..api import naming
+from ..api.vocabulary import ANNOTATION_WORKFLOW_UID, API_VERSION, LABEL_WORKFLOW
+from ..spec import gang
 
-WORKFLOW_LABEL = "nvcre.nvidia.com/workflow"
-WORKFLOW_UID_ANNOTATION = "nvcre.nvidia.com/workflow-uid"
-API_VERSION = "nvcre.nvidia.com/v1alpha1"
 SCOPE_WORKFLOW = "workflow"
 SCOPE_JOB = "job"
 
@@ -243,9 +242,9 @@ def manifest(obj: dict[str, Any], workflow: dict[str, Any], scope: str) -> dict[
     cluster_scoped = is_cluster_scoped(obj)
     if not cluster_scoped and not obj_meta.get("namespace") and meta.get("namespace"):
         obj_meta["namespace"] = meta["namespace"]
-    obj_meta.setdefault("labels", {})[WORKFLOW_LABEL] = meta.get("name", "")
+    obj_meta.setdefault("labels", {})[LABEL_WORKFLOW] = meta.get("name", "")
     if meta.get("uid"):
-        obj_meta.setdefault("annotations", {})[WORKFLOW_UID_ANNOTATION] = meta["uid"]
+        obj_meta.setdefault("annotations", {})[ANNOTATION_WORKFLOW_UID] = meta["uid"]
         if scope == SCOPE_WORKFLOW and not cluster_scoped:
             obj_meta.setdefault("ownerReferences", []).append(
                 {"apiVersion": API_VERSION, "kind": "Workflow", "name": meta.get("name", ""), "uid": meta["uid"]})

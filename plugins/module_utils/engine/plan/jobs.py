@@ -7,15 +7,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..spec import gang
 from ..api import naming
+from ..api.objects import controller_reference
+from ..api.vocabulary import (
+    ANNOTATION_GROUP_NODES,
+    API_VERSION,
+    LABEL_GROUP,
+    LABEL_MANAGED_BY,
+    LABEL_WORKFLOW,
+    MANAGED_BY_NVCRE,
+    WORKFLOW,
+)
+from ..spec import gang
 from . import placement
-from .dependencies import API_VERSION, SCOPE_JOB, WORKFLOW_LABEL, DependencyPlan, json_copy, manifest
+from .dependencies import SCOPE_JOB, DependencyPlan, json_copy, manifest
 
-MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-MANAGED_BY = "nvcre"
-GROUP_LABEL = "nvcre.nvidia.com/group"
-GROUP_NODES_ANNOTATION = "nvcre.nvidia.com/group-nodes"
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 DEFAULT_HEALTH_EXPRESSION = "node.spec.unschedulable == true"
 DEFAULT_TARGET = "node"
@@ -95,11 +101,11 @@ def job_manifest(workflow: dict[str, Any], job_spec: dict[str, Any], group: dict
         spec["nodeHealthMonitor"] = {"cel": {"expression": DEFAULT_HEALTH_EXPRESSION}}
 
     template_meta = (wf_spec.get("jobTemplate") or {}).get("metadata") or {}
-    labels = {**(template_meta.get("labels") or {}), MANAGED_BY_LABEL: MANAGED_BY,
-              WORKFLOW_LABEL: meta.get("name", ""), GROUP_LABEL: group["name"]}
+    labels = {**(template_meta.get("labels") or {}), LABEL_MANAGED_BY: MANAGED_BY_NVCRE,
+              LABEL_WORKFLOW: meta.get("name", ""), LABEL_GROUP: group["name"]}
     annotations = dict(template_meta.get("annotations") or {})
     if group["nodes"]:
-        annotations[GROUP_NODES_ANNOTATION] = ",".join(group["nodes"])
+        annotations[ANNOTATION_GROUP_NODES] = ",".join(group["nodes"])
     job_meta: dict[str, Any] = {"name": name}
     if meta.get("namespace"):
         job_meta["namespace"] = meta["namespace"]
@@ -107,8 +113,7 @@ def job_manifest(workflow: dict[str, Any], job_spec: dict[str, Any], group: dict
     if annotations:
         job_meta["annotations"] = annotations
     if meta.get("uid"):
-        job_meta["ownerReferences"] = [{"apiVersion": API_VERSION, "kind": "Workflow", "name": meta.get("name", ""),
-                                        "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}]
+        job_meta["ownerReferences"] = [controller_reference(workflow, WORKFLOW, API_VERSION)]
     return {"apiVersion": API_VERSION, "kind": "Job", "metadata": job_meta, "spec": spec}
 
 

@@ -6,7 +6,8 @@ architecture, and 18-node NVLink cliques (`nvidia.com/gpu.clique`) for GB200/GB3
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..api.errors import InputError
 

@@ -8,8 +8,8 @@ import heapq
 import math
 from typing import Any
 
-from .detect import Detection, not_enough_nodes_message
 from ..api.errors import WorkflowFailure
+from .detect import Detection, not_enough_nodes_message
 
 PARTITION_ERROR = "PartitionError"
 PINNED = "Pinned"

@@ -10,15 +10,16 @@ import contextlib
 import copy
 import gc
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
-from . import detect, jobs, placement
-from ..spec import gang
-from .dependencies import DependencyPlan, strip_when
 from ..api.errors import InputError, WorkflowFailure
 from ..models import dump, parse_workflow
+from ..spec import gang
 from ..spec.overrides import OverrideContext, apply_overrides, override_events, validate_overrides
+from . import detect, jobs, placement
+from .dependencies import DependencyPlan, strip_when
 
 ANNOTATION_PLATFORM = "nvcrectl.nvidia.com/detected-platform"
 ANNOTATION_ARCHITECTURE = "nvcrectl.nvidia.com/detected-gpu-architecture"

@@ -9,16 +9,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..spec import gang
 from ..api import naming
-from .dependencies import API_VERSION, json_copy
 from ..api.errors import InputError
-from .jobs import DEFAULT_TARGET, MANAGED_BY, MANAGED_BY_LABEL
-from ..reconcile.status import condition
+from ..api.objects import condition, controller_reference
+from ..api.vocabulary import (
+    API_VERSION,
+    JOB,
+    LABEL_JOB,
+    LABEL_MANAGED_BY,
+    MANAGED_BY_NVCRE,
+    TRAINER_API_VERSION,
+    TRAINJOB,
+)
+from ..spec import gang
+from .dependencies import json_copy
+from .jobs import DEFAULT_TARGET
 
-TRAINJOB_API_VERSION = "trainer.kubeflow.org/v1alpha1"
-TRAINJOB_KIND = "TrainJob"
-JOB_LABEL = "nvcre.nvidia.com/job"
 # Trainer requires a domain-prefixed manager per runtimePatch; ours names the label it owns.
 POD_LABEL_PATCH_MANAGER = "nvcre.nvidia.com/job"
 LABELS_PATH = "spec.workloadMetadata.labels"
@@ -46,9 +52,8 @@ def build(job: Obj) -> Obj:
     if meta.get("namespace"):
         obj_meta["namespace"] = meta["namespace"]
     obj_meta["labels"] = labels
-    obj_meta["ownerReferences"] = [{"apiVersion": job.get("apiVersion", API_VERSION), "kind": "Job", "name": name,
-                                    "uid": meta.get("uid", ""), "controller": True, "blockOwnerDeletion": True}]
-    return {"apiVersion": TRAINJOB_API_VERSION, "kind": TRAINJOB_KIND, "metadata": obj_meta, "spec": train_job}
+    obj_meta["ownerReferences"] = [controller_reference(job, JOB, job.get("apiVersion", API_VERSION))]
+    return {"apiVersion": TRAINER_API_VERSION, "kind": TRAINJOB, "metadata": obj_meta, "spec": train_job}
 
 
 def _labels(spec: Obj, train_job: Obj, job_name: str) -> dict[str, str]:
@@ -67,7 +72,7 @@ def _labels(spec: Obj, train_job: Obj, job_name: str) -> dict[str, str]:
         if user[key] != adapter[key]:
             raise InputError(f'{LABELS_PATH}["{key}"]',
                              f'value "{user[key]}" conflicts with "{adapter[key]}" from {ADAPTER_LABELS_PATH}')
-    return {**adapter, **user, MANAGED_BY_LABEL: MANAGED_BY, JOB_LABEL: job_name}
+    return {**adapter, **user, LABEL_MANAGED_BY: MANAGED_BY_NVCRE, LABEL_JOB: job_name}
 
 
 def _inject_pod_label(train_job: Obj, job_name: str) -> None:
@@ -79,14 +84,8 @@ def _inject_pod_label(train_job: Obj, job_name: str) -> None:
     patches = [p for p in train_job.get("runtimePatches") or [] if (p or {}).get("manager") != POD_LABEL_PATCH_MANAGER]
     patches.append({"manager": POD_LABEL_PATCH_MANAGER, "trainingRuntimeSpec": {"template": {"spec": {
         "replicatedJobs": [{"name": target, "template": {"spec": {"template": {"metadata": {
-            "labels": {JOB_LABEL: job_name}}}}}} for target in targets]}}}})
+            "labels": {LABEL_JOB: job_name}}}}}} for target in targets]}}}})
     train_job["runtimePatches"] = patches
-
-
-def is_controlled_by(obj: Obj, uid: str) -> bool:
-    """True when `obj`'s controller owner reference has `uid`."""
-    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
-    return bool(uid) and any(r.get("controller") and r.get("uid") == uid for r in refs)
 
 
 def status(train_job: Obj) -> tuple[str, str]:

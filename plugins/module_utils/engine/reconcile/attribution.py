@@ -7,11 +7,11 @@ points at the pod that exited first, so a user still sees which node it ran on.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from ..plan.jobs import GROUP_NODES_ANNOTATION
+from ..api.vocabulary import ANNOTATION_GROUP_NODES
 
-WORKLOAD_FAILED = "WorkloadFailed"
 TAIL_LINES = 800
 TAIL_BYTES = 32 * 1024
 POD_NOT_FOUND = "PodNotFound"
@@ -28,7 +28,7 @@ def pod_nodes(pods: Iterable[Obj]) -> list[str]:
 
 def group_nodes(job: Obj, pods: Iterable[Obj]) -> list[str]:
     """The group's nodes: the `nvcre.nvidia.com/group-nodes` annotation, else (Unpinned) the pods' nodes."""
-    annotation = ((job.get("metadata") or {}).get("annotations") or {}).get(GROUP_NODES_ANNOTATION) or ""
+    annotation = ((job.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_GROUP_NODES) or ""
     listed = [n.strip() for n in annotation.split(",") if n.strip()]
     return listed or pod_nodes(pods)
 

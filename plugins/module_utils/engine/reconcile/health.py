@@ -6,13 +6,13 @@ missing field), is simply not flagged: an error is not evidence of a failure. Li
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from ..spec import cel
 from ..api.errors import InputError
+from ..spec import cel
 
 EXPRESSION_PATH = "spec.nodeHealthMonitor.cel.expression"
-REASON = "HardwareFailureDetected"
 NODE_MESSAGE = "Hardware failure detected by node health check"
 
 

@@ -10,19 +10,14 @@ GoodputMeasurements, checkpoint restarts (`restartCount` is only read), threshol
 from __future__ import annotations
 
 import copy
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from . import attribution, health
-from ..plan import workload
 from ..api.actions import Action, Create, Event, Step, UpdateStatus
 from ..api.errors import InputError
-from ..models.job import DEFAULT_SCHEDULING_STALL_GRACE_SECONDS
-from .status import (
-    FAILED,
-    IN_PROGRESS,
-    SUCCEEDED,
+from ..api.objects import (
     condition,
+    controlled_by,
     is_true,
     parse_time,
     set_condition,
@@ -30,17 +25,27 @@ from .status import (
     timestamp,
     true_type,
 )
+from ..api.vocabulary import (
+    FAILED,
+    HARDWARE_FAILED,
+    HARDWARE_FAILURE_DETECTED,
+    IN_PROGRESS,
+    SUCCEEDED,
+    TRAINJOB,
+    WORKLOAD_CREATION_ERROR,
+    WORKLOAD_FAILED,
+    WORKLOAD_SCHEDULING_BLOCKED,
+)
+from ..models.job import DEFAULT_SCHEDULING_STALL_GRACE_SECONDS
+from ..plan import workload
+from . import attribution, health
 from .world import JobWorld
 
-HARDWARE_FAILED = "HardwareFailed"
 WORKLOAD_CREATED = "WorkloadCreated"
 WORKLOAD_ADOPTED = "WorkloadAdopted"
 WORKLOAD_PENDING = "WorkloadPending"
 WORKLOAD_RUNNING = "WorkloadRunning"
-WORKLOAD_SCHEDULING_BLOCKED = "WorkloadSchedulingBlocked"
 WORKLOAD_COMPLETED = "WorkloadCompleted"
-WORKLOAD_FAILED = attribution.WORKLOAD_FAILED
-WORKLOAD_CREATION_ERROR = "WorkloadCreationError"
 UNSCHEDULABLE = "Unschedulable"
 # Backoff after a failed workload create (transient: the Job is not failed).
 CREATE_RETRY_SECONDS = 10.0
@@ -53,7 +58,7 @@ def reconcile(world: JobWorld) -> Step:
     status = job.get("status") or {}
     if is_true(job, SUCCEEDED) or is_true(job, FAILED):
         return Step(terminal=True)  # checks stop; attribution was written with the terminal condition
-    now = world.now or datetime.now(timezone.utc)
+    now = world.now or datetime.now(UTC)
     ref = status.get("workloadRef")
     live = world.workload if _ours(world.workload, job, ref) else None
     if not ref:
@@ -88,7 +93,7 @@ def reconcile(world: JobWorld) -> Step:
 def fail(world: JobWorld, reason: str, message: str) -> Step:
     """Mark the Job Failed with `reason`/`message` (e.g. when the driver meets a workload it must not adopt)."""
     new = copy.deepcopy(world.job.get("status") or {})
-    set_exclusive(new, FAILED, reason, message, _generation(world.job), world.now or datetime.now(timezone.utc))
+    set_exclusive(new, FAILED, reason, message, _generation(world.job), world.now or datetime.now(UTC))
     return Step(_write(world.job, new), terminal=True)
 
 
@@ -99,7 +104,7 @@ def create_failed(world: JobWorld, message: str) -> Step:
 
 def _ours(live: Obj | None, job: Obj, ref: Obj | None) -> bool:
     """The live workload is ours: controlled by this Job, and the one recorded when a UID was recorded."""
-    if live is None or not workload.is_controlled_by(live, (job.get("metadata") or {}).get("uid", "")):
+    if live is None or not controlled_by(live, (job.get("metadata") or {}).get("uid", "")):
         return False
     recorded = (ref or {}).get("uid")
     return not recorded or recorded == live["metadata"].get("uid")
@@ -116,7 +121,7 @@ def _create_or_adopt(world: JobWorld, live: Obj | None, now: datetime) -> Step:
     if live is not None:
         meta = live["metadata"]
         new = {**copy.deepcopy(status), "workloadRef": _ref(live, meta.get("uid", ""))}
-        reason, message = WORKLOAD_ADOPTED, f"Adopted existing {workload.TRAINJOB_KIND} {meta['name']}"
+        reason, message = WORKLOAD_ADOPTED, f"Adopted existing {TRAINJOB} {meta['name']}"
         actions: list[Action] = []
     else:
         try:
@@ -125,7 +130,7 @@ def _create_or_adopt(world: JobWorld, live: Obj | None, now: datetime) -> Step:
             # The labels are immutable, so retrying cannot help: fail now, with the rule that was broken.
             return fail(world, WORKLOAD_CREATION_ERROR, str(err))
         new = {**copy.deepcopy(status), "workloadRef": _ref(obj, "")}
-        reason, message = WORKLOAD_CREATED, f"Created {workload.TRAINJOB_KIND} {obj['metadata']['name']}"
+        reason, message = WORKLOAD_CREATED, f"Created {TRAINJOB} {obj['metadata']['name']}"
         actions = [Create(obj, owner_uid=(job.get("metadata") or {}).get("uid", ""))]
     set_exclusive(new, IN_PROGRESS, reason, message, _generation(job), now)
     return Step(actions + _write(job, new))
@@ -189,7 +194,7 @@ def _unschedulable(pods: list[Obj]) -> tuple[datetime, str] | None:
             continue
         cond = condition(pod, "PodScheduled")
         if cond and cond.get("status") == "False" and cond.get("reason") == UNSCHEDULABLE:
-            since = parse_time(cond.get("lastTransitionTime") or "") or datetime.max.replace(tzinfo=timezone.utc)
+            since = parse_time(cond.get("lastTransitionTime") or "") or datetime.max.replace(tzinfo=UTC)
             found.append((since, (pod.get("metadata") or {}).get("name", ""), cond.get("message") or ""))
     if not found:
         return None
@@ -203,12 +208,12 @@ def _check_health(world: JobWorld, new: Obj, now: datetime) -> None:
     flagged = health.failing_nodes(expr, attribution.pod_nodes(world.pods), world.nodes)
     if flagged:
         new["failedNodes"] = attribution.merge_failed_nodes(
-            new.get("failedNodes") or [], attribution.failed_entries(flagged, health.REASON, health.NODE_MESSAGE))
-    hardware = [e["name"] for e in new.get("failedNodes") or [] if e.get("reason") == health.REASON]
+            new.get("failedNodes") or [], attribution.failed_entries(flagged, HARDWARE_FAILURE_DETECTED, health.NODE_MESSAGE))
+    hardware = [e["name"] for e in new.get("failedNodes") or [] if e.get("reason") == HARDWARE_FAILURE_DETECTED]
     if hardware:
         # Go's %v of a []string: [a b].
         message = f"Hardware failure detected on node(s): [{' '.join(hardware)}]"
-        set_condition(new, HARDWARE_FAILED, True, health.REASON, message, _generation(world.job), now)
+        set_condition(new, HARDWARE_FAILED, True, HARDWARE_FAILURE_DETECTED, message, _generation(world.job), now)
 
 
 def _attribute_failure(world: JobWorld, new: Obj, message: str) -> None:

@@ -13,7 +13,8 @@ from typing import Any
 
 from ..api import naming
 from ..api.actions import Create, Replace
-from ..plan.dependencies import API_VERSION
+from ..api.objects import controller_reference
+from ..api.vocabulary import API_VERSION, WORKFLOW
 
 SUCCEEDED_KEY = "succeeded-nodes.csv.gz"
 FAILED_KEY = "failed-nodes.json.gz"
@@ -61,8 +62,7 @@ def _configmap(workflow: Obj, name: str, key: str, value: str) -> Obj:
     meta = workflow.get("metadata") or {}
     cm_meta: Obj = {"name": name, "namespace": meta.get("namespace", "")}
     if meta.get("uid"):
-        cm_meta["ownerReferences"] = [{"apiVersion": API_VERSION, "kind": "Workflow", "name": meta.get("name", ""),
-                                       "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}]
+        cm_meta["ownerReferences"] = [controller_reference(workflow, WORKFLOW, API_VERSION)]
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": cm_meta, "binaryData": {key: value}}
 
 

@@ -7,21 +7,25 @@ terminating is retried, never adopted (NVCRE's later ADR: do not adopt an own te
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from ..api.actions import Create
-from ..plan.dependencies import WORKFLOW_UID_ANNOTATION
-from .status import fail
+from ..api.objects import controlled_by, meta, owned_by
+from ..api.vocabulary import (
+    ANNOTATION_WORKFLOW_UID,
+    API_VERSION,
+    DEPENDENCY_NAME_COLLISION,
+    JOB,
+    JOB_NAME_COLLISION,
+    TRAINER_API_VERSION,
+    TRAINJOB,
+    WORKFLOW,
+    WORKLOAD_CREATION_ERROR,
+)
 
-__all__ = ["Adopt", "Retry", "Collision", "on_exists", "fail"]
-
-JOB_COLLISION = "JobNameCollision"
-DEPENDENCY_COLLISION = "DependencyNameCollision"
-NVCRE_JOB = ("nvcre.nvidia.com/v1alpha1", "Job")
-WORKLOAD = ("trainer.kubeflow.org/v1alpha1", "TrainJob")
-WORKLOAD_COLLISION = "WorkloadCreationError"
 # Kinds adopted only under their controller: (kind, controller kind, collision reason).
-CONTROLLED = {NVCRE_JOB: ("Job", "Workflow", JOB_COLLISION), WORKLOAD: ("TrainJob", "Job", WORKLOAD_COLLISION)}
+CONTROLLED = {(API_VERSION, JOB): (JOB, WORKFLOW, JOB_NAME_COLLISION),
+              (TRAINER_API_VERSION, TRAINJOB): (TRAINJOB, JOB, WORKLOAD_CREATION_ERROR)}
 
 
 @dataclass(frozen=True)
@@ -44,23 +48,20 @@ class Collision:
     message: str
 
 
-Decision = Union[Adopt, Retry, Collision]
+Decision = Adopt | Retry | Collision
 
 
 def _is_ours(live: dict[str, Any], uid: str, controller_only: bool) -> bool:
-    meta = live.get("metadata") or {}
-    for ref in meta.get("ownerReferences") or []:
-        if ref.get("uid") == uid and (ref.get("controller") or not controller_only):
-            return True
-    return not controller_only and (meta.get("annotations") or {}).get(WORKFLOW_UID_ANNOTATION) == uid
+    if controller_only:
+        return controlled_by(live, uid)
+    return owned_by(live, uid) or (meta(live).get("annotations") or {}).get(ANNOTATION_WORKFLOW_UID) == uid
 
 
 def on_exists(create: Create, live: dict[str, Any], owner_name: str) -> Decision:
     """Decide for `create` (whose `owner_uid` proves ownership) given the `live` object of the same name.
     `owner_name` names the owner (the Workflow, or the Job for a workload) in the collision message."""
     obj = create.obj
-    meta = obj.get("metadata") or {}
-    name, namespace = meta.get("name", ""), meta.get("namespace", "")
+    name, namespace = meta(obj).get("name", ""), meta(obj).get("namespace", "")
     terminating = bool((live.get("metadata") or {}).get("deletionTimestamp"))
     controlled = CONTROLLED.get((obj.get("apiVersion"), obj.get("kind")))
     if controlled:
@@ -78,5 +79,5 @@ def on_exists(create: Create, live: dict[str, Any], owner_name: str) -> Decision
         return Retry(f'dependency {kind} "{where}" already exists but is being deleted; retrying')
     if create.owner_uid and _is_ours(live, create.owner_uid, controller_only=False):
         return Adopt()
-    return Collision(DEPENDENCY_COLLISION, f'dependency {kind} "{where}" already exists and is not owned by '
+    return Collision(DEPENDENCY_NAME_COLLISION, f'dependency {kind} "{where}" already exists and is not owned by '
                                            f'Workflow "{owner_name}"; refusing to adopt it')

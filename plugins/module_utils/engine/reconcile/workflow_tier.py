@@ -28,43 +28,38 @@ dependencies (§7.2, §7.3), and the ComputeDomain "not ready" requeue, are left
 from __future__ import annotations
 
 import copy
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ..plan import detect, jobs, placement, render
 from ..api import naming
-from . import node_results
 from ..api.actions import Action, Create, Delete, Event, Ref, Step
-from ..plan.dependencies import API_VERSION, SCOPE_JOB, SCOPE_WORKFLOW, DependencyPlan, reference, strip_when
 from ..api.errors import InputError, WorkflowFailure
-from ..models import dump, parse_workflow
-from .status import (
+from ..api.objects import condition, is_true, meta, owned_by, parse_duration, parse_time, set_condition, timestamp
+from ..api.vocabulary import (
+    ANNOTATION_WORKFLOW_UID,
+    API_VERSION,
     FAILED,
+    HARDWARE_FAILED,
     IN_PROGRESS,
+    JOB_TIMED_OUT,
+    PENDING,
+    RUNNING,
     SUCCEEDED,
-    condition,
-    fail,
-    is_true,
-    parse_duration,
-    parse_time,
-    set_condition,
-    status_write,
-    timestamp,
+    VALIDATION_FAILED,
+    WORKLOAD_SCHEDULING_BLOCKED,
 )
+from ..models import dump, parse_workflow
+from ..plan import detect, jobs, placement, render
+from ..plan.dependencies import SCOPE_JOB, SCOPE_WORKFLOW, DependencyPlan, reference, strip_when
+from . import node_results
+from .status import status_write
 from .world import WorkflowWorld
-
-__all__ = ["reconcile", "fail", "REQUEUE", "IMMEDIATE"]
 
 REQUEUE = 15.0      # JobRequeueInterval
 IMMEDIATE = 0.05
 DRAIN_BOUND = timedelta(minutes=5)
-POD_JOB_LABEL = "nvcre.nvidia.com/job"
-PENDING, RUNNING = "Pending", "Running"
-HARDWARE_FAILED, VALIDATION_FAILED = "HardwareFailed", "ValidationFailed"
-TIMED_OUT = "JobTimedOut"
 TIMEOUT_MESSAGE = "Job exceeded timeoutPerJob"
 TIMEOUT_BLOCKED_MESSAGE = "Job exceeded timeoutPerJob while its pods were unschedulable"
-SCHEDULING_BLOCKED = "WorkloadSchedulingBlocked"
 Obj = dict[str, Any]
 
 
@@ -73,10 +68,6 @@ def reconcile(world: WorkflowWorld) -> Step:
     if is_true(workflow, SUCCEEDED) or is_true(workflow, FAILED):
         return Step(terminal=True)
     return _Pass(world).run()
-
-
-def _meta(obj: Obj | None) -> Obj:
-    return (obj or {}).get("metadata") or {}
 
 
 def _job_terminal(job: Obj) -> bool:
@@ -95,9 +86,9 @@ class _Pass:
     def __init__(self, world: WorkflowWorld) -> None:
         self.world = world
         self.workflow = world.workflow
-        self.now = world.now or datetime.now(timezone.utc)
-        self.uid = _meta(self.workflow).get("uid", "")
-        self.namespace = _meta(self.workflow).get("namespace", "")
+        self.now = world.now or datetime.now(UTC)
+        self.uid = meta(self.workflow).get("uid", "")
+        self.namespace = meta(self.workflow).get("namespace", "")
         self.status: Obj = copy.deepcopy(self.workflow.get("status") or {})
         self.orch: Obj = self.status.setdefault("orchestration", {})
         self.actions: list[Action] = []
@@ -150,7 +141,7 @@ class _Pass:
         self.actions.append(Create(obj, owner_uid=self.uid))
 
     def delete(self, obj: Obj) -> None:
-        self.actions.append(Delete(Ref.of(obj), uid=_meta(obj).get("uid", "")))
+        self.actions.append(Delete(Ref.of(obj), uid=meta(obj).get("uid", "")))
 
     def events(self, events: list[Obj]) -> None:
         self.actions.extend(Event(self.workflow, e["type"], e["reason"], e["message"]) for e in events)
@@ -220,22 +211,20 @@ class _Pass:
         for ref in reversed(mine):
             live = self.world.dependencies.get(_ref_key(ref))
             if live is not None and self.owns(live):
-                self.actions.append(Delete(_ref_key(ref), uid=_meta(live).get("uid", "")))
+                self.actions.append(Delete(_ref_key(ref), uid=meta(live).get("uid", "")))
         if mine:
             self.status["dependencyRefs"] = [r for r in refs if r not in mine]
             if not self.status["dependencyRefs"]:
                 self.status.pop("dependencyRefs")
 
     def owns(self, obj: Obj) -> bool:
-        meta = _meta(obj)
-        return (any(r.get("uid") == self.uid for r in meta.get("ownerReferences") or [])
-                or (meta.get("annotations") or {}).get("nvcre.nvidia.com/workflow-uid") == self.uid)
+        return owned_by(obj, self.uid) or (meta(obj).get("annotations") or {}).get(ANNOTATION_WORKFLOW_UID) == self.uid
 
     # ------------------------------------------------------------------ §8.2 launch
 
     def job_name(self, group: Obj) -> str:
         single = jobs.is_single_job(self.resolved.get("orchestration") or {}, int(self.orch["totalGroups"]))
-        return naming.job_name(_meta(self.workflow).get("name", ""), group["name"],
+        return naming.job_name(meta(self.workflow).get("name", ""), group["name"],
                                int(self.orch.get("currentIteration") or 1), single)
 
     def launch(self) -> Step:
@@ -253,9 +242,9 @@ class _Pass:
             if busy & set(group.get("nodes") or []):
                 continue
             live = self.world.jobs.get(self.job_name(group))
-            if live is not None and _meta(live).get("deletionTimestamp"):
+            if live is not None and meta(live).get("deletionTimestamp"):
                 continue  # a previous holder of the name is going away; never adopt a terminating Job
-            if live is not None and _meta(live).get("uid") == (group.get("jobRef") or {}).get("uid"):
+            if live is not None and meta(live).get("uid") == (group.get("jobRef") or {}).get("uid"):
                 self.delete(live)  # the retried Job, whose delete was interrupted: finish it first
                 continue
             try:
@@ -300,7 +289,7 @@ class _Pass:
                 continue
             name = group["jobRef"]["name"]
             job = self.world.jobs.get(name)
-            if job is not None and _meta(job).get("deletionTimestamp"):
+            if job is not None and meta(job).get("deletionTimestamp"):
                 if not self.drained(name):
                     continue
                 job = None
@@ -316,7 +305,7 @@ class _Pass:
             if not terminal:
                 message = self.timeout(group, job)
                 if message is None:
-                    if not blocked and self.in_progress_reason(job) == SCHEDULING_BLOCKED:
+                    if not blocked and self.in_progress_reason(job) == WORKLOAD_SCHEDULING_BLOCKED:
                         blocked = f"job {name} scheduling blocked: {self.in_progress_message(job)}"
                     continue
                 job = self.time_out(job, message)
@@ -377,20 +366,20 @@ class _Pass:
     def time_out(self, job: Obj, message: str) -> Obj:
         """Fail the Job with JobTimedOut (its status subresource; the Job tier adds the failure log)."""
         status = copy.deepcopy(job.get("status") or {})
-        self.actions.extend(status_write(job, status, FAILED, TIMED_OUT, message, self.now))
+        self.actions.extend(status_write(job, status, FAILED, JOB_TIMED_OUT, message, self.now))
         return {**job, "status": status}
 
     def drain_deadline(self, job: Obj) -> datetime:
         times = [parse_time(c.get("lastTransitionTime")) for c in (job.get("status") or {}).get("conditions") or []
                  if c.get("type") in (FAILED, HARDWARE_FAILED, VALIDATION_FAILED) and c.get("status") == "True"]
-        times.append(parse_time(_meta(job).get("deletionTimestamp")))
+        times.append(parse_time(meta(job).get("deletionTimestamp")))
         latest = max((t for t in times if t is not None), default=self.now)
         return latest + DRAIN_BOUND
 
     def complete_group(self, group: Obj, job: Obj, failed_nodes: list[Obj], deferred: list[Action]) -> bool:
         """completeTerminalGroup; False while a failed Job's pods drain (the group stays Running)."""
         failed = _job_failed(job)
-        name = _meta(job)["name"]
+        name = meta(job)["name"]
         if failed:
             workload = (job.get("status") or {}).get("workloadRef")
             if workload:
@@ -401,18 +390,18 @@ class _Pass:
                 return False
         failed_nodes.extend((job.get("status") or {}).get("failedNodes") or [])
         self.clean_job_dependencies(group)
-        timed_out = (condition(job, FAILED) or {}).get("reason") == TIMED_OUT
+        timed_out = (condition(job, FAILED) or {}).get("reason") == JOB_TIMED_OUT
         retries = int(group.get("retries") or 0)
         if failed and not timed_out and retries < int(self.execution.get("retryFailedGroups") or 0):
             # jobRef keeps only the retried Job's identity (with its UID) until the relaunch replaces it, so
             # that a pass interrupted before the delete below tells that Job from a fresh unrecorded one.
             group.update(phase=PENDING, retries=retries + 1,
-                         jobRef={**group["jobRef"], "uid": _meta(job).get("uid", "")})
+                         jobRef={**group["jobRef"], "uid": meta(job).get("uid", "")})
             for key in ("startTime", "completionTime"):
                 group.pop(key, None)
             if self.unpinned:
                 group["nodes"] = []
-            deferred.append(Delete(Ref.of(job), uid=_meta(job).get("uid", "")))
+            deferred.append(Delete(Ref.of(job), uid=meta(job).get("uid", "")))
             return True
         group.update(phase=FAILED if failed else SUCCEEDED, completionTime=timestamp(self.now))
         return True
@@ -424,7 +413,7 @@ class _Pass:
         stale = {g.get("jobName") for it in self.orch.get("iterationHistory") or [] for g in it.get("groups") or []}
         for name in sorted(stale - {None, ""}):
             job = self.world.jobs.get(name)
-            if job is not None and not _meta(job).get("deletionTimestamp"):
+            if job is not None and not meta(job).get("deletionTimestamp"):
                 self.delete(job)
 
     def complete_iteration(self) -> Step:
@@ -452,7 +441,7 @@ class _Pass:
                 group["nodes"] = []
         step = self.write(IN_PROGRESS, "IterationCompleted",
                           f"Iteration {completed}/{self.iterations} completed, starting next", IMMEDIATE)
-        step.actions.extend(Delete(Ref.of(job), uid=_meta(job).get("uid", "")) for job in done)
+        step.actions.extend(Delete(Ref.of(job), uid=meta(job).get("uid", "")) for job in done)
         return step
 
     def final_status(self) -> Step:
@@ -476,7 +465,7 @@ class _Pass:
         if validation:
             set_condition(self.status, VALIDATION_FAILED, True, "JobValidationFailed",
                           "One or more Jobs failed performance threshold validation",
-                          _meta(self.workflow).get("generation"), self.now)
+                          meta(self.workflow).get("generation"), self.now)
         if hardware:
             return self.failed("JobHardwareFailed", f"{message}; hardware failures occurred on one or more nodes")
         return self.failed("JobValidationFailed" if validation else "IterationsFailed", message)

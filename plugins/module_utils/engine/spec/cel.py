@@ -14,7 +14,8 @@ reconcile time); faces that validate before writing anything report the InputErr
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import celpy
 from celpy import celtypes

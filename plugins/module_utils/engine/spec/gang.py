@@ -11,13 +11,13 @@ import re
 from typing import Any
 
 from ..api.errors import WorkflowFailure
+from ..api.vocabulary import LABEL_MANAGED_BY, RESERVED_LABEL_PREFIX, TRAINER_GROUP
 
 REASON = "GangSchedulingConflict"
 LABELS_PATH = "spec.jobTemplate.spec.workloadMetadata.labels"
 MAX_LABELS = 32
 DEFAULT_QUEUE = "default-queue"
 DEFAULT_QUEUE_LABEL_KEY = "kai.scheduler/queue"
-TRAINER_GROUP = "trainer.kubeflow.org"
 DEFAULT_RUNTIME_KIND = "ClusterTrainingRuntime"
 JOB_LABELS_PATH = "template.metadata.labels"
 POD_LABELS_PATH = "template.spec.template.metadata.labels"
@@ -85,7 +85,7 @@ def labels_error(labels: dict[str, Any], path: str = LABELS_PATH) -> str | None:
         return f"{path}: {len(labels)} labels exceeds the maximum of {MAX_LABELS}"
     for key in sorted(labels):
         where = f'{path}["{key}"]'
-        if key == "app.kubernetes.io/managed-by" or key.startswith("nvcre.nvidia.com/"):
+        if key == LABEL_MANAGED_BY or key.startswith(RESERVED_LABEL_PREFIX):
             return f"{where}: {_RESERVED_MSG}"
         if errors := label_key_errors(key):
             return f"{where}: invalid label key: {'; '.join(errors)}"

@@ -29,7 +29,7 @@ class ListRule:
     """``patchStrategy: merge`` on a list: items merge by ``key`` (None: a list of scalars, merged as a set)."""
 
     key: str | None
-    item: "Schema | None" = None
+    item: Schema | None = None
 
 
 Schema = dict[str, Union["Schema", ListRule]]

@@ -15,11 +15,12 @@ Overrides are never removed from the spec. Any failure raises ``WorkflowFailure(
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
-from . import cel
 from ..api.errors import InputError, WorkflowFailure
+from . import cel
 from .json_patch import OPERATIONS, JSONPatchError, apply_json_patch
 from .merge import MergeError, merge_objects, strategic_merge
 
@@ -51,7 +52,7 @@ class OverrideContext:
         gpu_architecture: str = "",
         nodes: Iterable[dict[str, Any]] | None = None,
         config: dict[str, Any] | None = None,
-    ) -> "OverrideContext":
+    ) -> OverrideContext:
         """Context for a WorkflowSpec dict: workload kind and topology mode come from the (pre-override) spec;
         ``domainCount`` counts distinct non-empty ``topology.topologyKey`` labels on ``nodes`` (0 without)."""
         workload = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("workload") or {}

@@ -1,0 +1,71 @@
+"""NVCRE's API vocabulary, in one place: group and version, kinds, labels, annotations, finalizers,
+condition types and the reasons more than one module writes or reads (spec/workflow.md, surroundings.md).
+
+Every other module imports these names; a string of the API spelled out anywhere else is a bug waiting to
+drift. Reasons used by a single rule stay beside that rule.
+"""
+from __future__ import annotations
+
+# ---------------------------------------------------------------- groups, versions, kinds
+GROUP = "nvcre.nvidia.com"
+VERSION = "v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
+TRAINER_GROUP = "trainer.kubeflow.org"
+TRAINER_API_VERSION = f"{TRAINER_GROUP}/v1alpha1"
+
+CERTIFICATION = "Certification"
+WORKFLOW = "Workflow"
+JOB = "Job"
+TRAINJOB = "TrainJob"
+TRAINING_RUNTIME = "TrainingRuntime"
+CLUSTER_TRAINING_RUNTIME = "ClusterTrainingRuntime"
+
+# ---------------------------------------------------------------- labels
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+MANAGED_BY_NVCRE = "nvcre"                     # the value NVCRE stamps on what its controllers create
+MANAGER = "cre.certification"                  # the value on Certifications this collection created
+LABEL_WORKFLOW = f"{GROUP}/workflow"
+LABEL_JOB = f"{GROUP}/job"
+LABEL_GROUP = f"{GROUP}/group"
+LABEL_CERTIFICATION = f"{GROUP}/certification"
+LABEL_DOMAIN = f"{GROUP}/category-domain"
+LABEL_VARIANT = f"{GROUP}/category-variant"
+RESERVED_LABEL_PREFIX = f"{GROUP}/"
+
+# ---------------------------------------------------------------- annotations
+ANNOTATION_WORKFLOW_UID = f"{GROUP}/workflow-uid"
+ANNOTATION_GROUP_NODES = f"{GROUP}/group-nodes"
+ANNOTATION_TEST_SCALE = f"{GROUP}/requested-test-scale"
+
+# ---------------------------------------------------------------- finalizers (a resident NVCRE's; we add none)
+FINALIZER_WORKFLOW = f"{GROUP}/workflow-finalizer"
+FINALIZER_CERTIFICATION = f"{GROUP}/certification-finalizer"
+
+# ---------------------------------------------------------------- condition types
+IN_PROGRESS = "InProgress"
+SUCCEEDED = "Succeeded"
+FAILED = "Failed"
+EXCLUSIVE = (IN_PROGRESS, SUCCEEDED, FAILED)
+HARDWARE_FAILED = "HardwareFailed"
+VALIDATION_FAILED = "ValidationFailed"
+
+# ---------------------------------------------------------------- group phases (status.orchestration.groups[])
+PENDING = "Pending"
+RUNNING = "Running"
+
+# ---------------------------------------------------------------- reasons
+NOT_APPLICABLE = "NotApplicable"
+BUILD_FAILED = "BuildFailed"
+CATEGORY_NOT_FOUND = "CategoryNotFound"
+CERTIFICATION_NAME_COLLISION = "CertificationNameCollision"
+WORKFLOW_NAME_COLLISION = "WorkflowNameCollision"
+WORKFLOW_FAILED = "WorkflowFailed"
+THRESHOLD_VIOLATION = "ThresholdViolation"
+JOB_NAME_COLLISION = "JobNameCollision"
+DEPENDENCY_NAME_COLLISION = "DependencyNameCollision"
+DEPENDENCY_CREATION_ERROR = "DependencyCreationError"
+JOB_TIMED_OUT = "JobTimedOut"
+WORKLOAD_FAILED = "WorkloadFailed"
+WORKLOAD_CREATION_ERROR = "WorkloadCreationError"
+WORKLOAD_SCHEDULING_BLOCKED = "WorkloadSchedulingBlocked"
+HARDWARE_FAILURE_DETECTED = "HardwareFailureDetected"
