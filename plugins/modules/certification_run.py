@@ -24,6 +24,7 @@ author:
   - cre.certification developers (@cre-certification)
 extends_documentation_fragment:
   - cre.certification.attributes
+  - cre.certification.run_options
   - kubernetes.core.k8s_auth_options
 options:
   name:
@@ -64,17 +65,6 @@ options:
       - Extra labels for the Certification object.
     type: dict
     default: {}
-  timeout:
-    description:
-      - Seconds this task may run. When they pass, the task returns with RV(timed_out) and the Workflows keep their
-        state; run the task again to continue.
-    type: int
-    default: 86400
-  poll_interval:
-    description:
-      - Seconds between observations while nothing changes.
-    type: float
-    default: 2.0
 attributes:
   check_mode:
     support: full
@@ -140,11 +130,13 @@ reason:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.cre.certification.plugins.module_utils.driver.options import RUN_OPTIONS_SPEC
 from ansible_collections.cre.certification.plugins.module_utils.kube.client import auth_argument_spec
 
 SPEC = {
     "argument_spec": {
         **auth_argument_spec(),
+        **RUN_OPTIONS_SPEC,
         "name": {"type": "str", "required": True},
         "namespace": {"type": "str", "default": "default"},
         "categories": {"type": "list", "elements": "raw", "required": True},
@@ -152,8 +144,6 @@ SPEC = {
         "gang_scheduler": {"type": "dict"},
         "options": {"type": "dict", "default": {}},
         "labels": {"type": "dict", "default": {}},
-        "timeout": {"type": "int", "default": 86400},
-        "poll_interval": {"type": "float", "default": 2.0},
     },
 }
 

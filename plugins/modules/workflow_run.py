@@ -23,6 +23,7 @@ author:
   - cre.certification developers (@cre-certification)
 extends_documentation_fragment:
   - cre.certification.attributes
+  - cre.certification.run_options
   - kubernetes.core.k8s_auth_options
 options:
   name:
@@ -33,17 +34,9 @@ options:
     description: Namespace of the Workflow.
     type: str
     default: default
-  timeout:
-    description: Seconds to drive the Workflow before returning with RV(timed_out=true); a later run continues.
-    type: float
-    default: 86400
   until_iteration:
     description: Return once this many iterations are complete (the Workflow keeps its state for a later run).
     type: int
-  poll_interval:
-    description: Seconds between observations while nothing changes.
-    type: float
-    default: 2
 attributes:
   check_mode:
     support: full
@@ -127,16 +120,16 @@ reason:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.cre.certification.plugins.module_utils.driver.options import RUN_OPTIONS_SPEC
 from ansible_collections.cre.certification.plugins.module_utils.kube.client import auth_argument_spec
 
 SPEC = {
     "argument_spec": {
         **auth_argument_spec(),
+        **RUN_OPTIONS_SPEC,
         "name": {"type": "str", "required": True},
         "namespace": {"type": "str", "default": "default"},
-        "timeout": {"type": "float", "default": 86400},
         "until_iteration": {"type": "int"},
-        "poll_interval": {"type": "float", "default": 2},
     },
 }
 

@@ -1,5 +1,5 @@
 """The shape every face of the collection shares: validate args against the documented spec, call the
-engine on the controller, and turn its deliberate errors into failed results (never tracebacks)."""
+engine or a driver on the controller, and turn every deliberate error into a failed result (never a traceback)."""
 from __future__ import annotations
 
 import os
@@ -7,10 +7,17 @@ from abc import abstractmethod
 from collections.abc import Callable
 from typing import Any
 
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
 
+from ansible_collections.cre.certification.plugins.module_utils.driver.errors import Abandoned, DriverError
+from ansible_collections.cre.certification.plugins.module_utils.driver.execute import status_message
+from ansible_collections.cre.certification.plugins.module_utils.driver.options import RunOptions
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError, WorkflowFailure
+from ansible_collections.cre.certification.plugins.module_utils.kube.rest import ApiException
+
+display = Display()
 
 
 def caller_alive() -> Callable[[], bool]:
@@ -20,11 +27,24 @@ def caller_alive() -> Callable[[], bool]:
     return lambda: os.getppid() == parent
 
 
+def failure(exc: Exception) -> dict[str, Any] | None:
+    """The failed result for a deliberate error, None for anything else (which stays a bug to see)."""
+    if isinstance(exc, WorkflowFailure):
+        return {"failed": True, "reason": exc.reason, "msg": exc.message}
+    if isinstance(exc, (InputError, DriverError, Abandoned)):
+        return {"failed": True, "msg": str(exc)}
+    if ApiException is not None and isinstance(exc, ApiException):
+        return {"failed": True, "msg": f"API error {exc.status} {exc.reason}: {status_message(exc)}"}
+    return None
+
+
 class EngineAction(ActionBase):
-    """Subclasses set SPEC (the stub module's `SPEC` dict: argument_spec plus its constraints) and execute()."""
+    """Subclasses set SPEC (the stub module's `SPEC` dict: argument_spec plus its constraints) and execute().
+    A face that drives a long run sets `self.progress_of` to the run, whose `changed` a failure reports."""
 
     TRANSFERS_FILES = False
     SPEC: dict[str, Any] = {}
+    progress_of: Any = None
 
     @abstractmethod
     def execute(self, args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
@@ -32,14 +52,21 @@ class EngineAction(ActionBase):
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
-        spec = dict(self.SPEC)
-        validation = ArgumentSpecValidator(spec.pop("argument_spec"), **spec).validate(self._task.args)
-        if validation.error_messages:
-            return {**result, "failed": True, "msg": "; ".join(validation.error_messages)}
         try:
-            result.update(self.execute(validation.validated_parameters, task_vars or {}))
-        except WorkflowFailure as exc:
-            result.update(failed=True, reason=exc.reason, msg=exc.message)
-        except InputError as exc:
-            result.update(failed=True, msg=str(exc))
+            _validation, args = self.validate_argument_spec(**self.SPEC)
+        except AnsibleActionFail as exc:
+            return {**result, **exc.result}
+        try:
+            result.update(self.execute(args, task_vars or {}))
+        except Exception as exc:  # noqa: BLE001 - only deliberate errors are mapped; the rest re-raise
+            failed = failure(exc)
+            if failed is None:
+                raise
+            result.update(failed, changed=bool(getattr(self.progress_of, "changed", False)))
         return result
+
+    def run_options(self, args: dict[str, Any]) -> RunOptions:
+        """The shared run options (timeout, poll_interval) with this task's check mode and Ansible's display."""
+        return RunOptions(timeout=args["timeout"], poll_interval=args["poll_interval"],
+                          check_mode=bool(self._task.check_mode), progress=display.display, trace=display.v,
+                          alive=caller_alive())

@@ -16,6 +16,7 @@ except ImportError:
 from ..engine.api.actions import Action, Create, Delete, Event, Patch, Ref, Replace, Step, UpdateStatus
 from ..engine.reconcile import ownership
 from ..kube.rest import Kube
+from .errors import Abandoned
 
 # Parallel creates of one batch; below the kubernetes client's connection pool (5 per CPU, at least 10 on 2).
 CONCURRENCY = 8
@@ -43,10 +44,6 @@ def describe(action: Action) -> str:
     if isinstance(action, (Patch, Delete)):
         return f"{'patch' if isinstance(action, Patch) else 'delete'} {action.ref.kind} {action.ref.name}"
     return f"event {action.reason}"
-
-
-class Abandoned(Exception):
-    """The process that started the run is gone: stop before the next write, leave the rest to a rerun."""
 
 
 def run(kube: Kube, step: Step, owner_name: str, trace: Callable[[str], None] | None = None,

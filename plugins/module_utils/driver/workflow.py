@@ -34,16 +34,13 @@ from ..engine.reconcile import job_tier, node_results, status, workflow_tier
 from ..engine.reconcile.world import JobWorld, WorkflowWorld
 from ..kube.rest import Kube
 from . import execute
+from .errors import DriverError
 
 # A resident controller's leader-election lease: a name like these, renewed within this window.
 LEASE_HINTS = ("nvcre", "cluster-readiness-engine")
 LEASE_FRESH = timedelta(seconds=60)
 
 Progress = Callable[[str], None]
-
-
-class DriverError(Exception):
-    """The run cannot proceed (not found, a resident controller): a clear message, nothing written."""
 
 
 def refuse_resident_controller(kube: Kube, workflow: dict[str, Any], now: datetime) -> None:

@@ -39,4 +39,5 @@ def api_client(params: dict[str, Any]) -> kubernetes.client.ApiClient:
 def list_nodes(api: kubernetes.client.ApiClient) -> list[dict[str, Any]]:
     """All Nodes as plain dicts; skips the client's model round trip, which dominates on large clusters."""
     response = kubernetes.client.CoreV1Api(api).list_node(_preload_content=False)
-    return json.loads(response.data)["items"]
+    # With _preload_content=False the client returns the raw urllib3 response, not the V1NodeList it is typed as.
+    return json.loads(response.data)["items"]  # type: ignore[attr-defined]

@@ -138,5 +138,5 @@ class Kube:
         query = urlencode({"container": container, "tailLines": lines, "limitBytes": 32 * 1024})
         _method, url, headers, _body, _post = self.api.param_serialize("GET", f"{path}?{query}", auth_settings=["BearerToken"])
         response = self.api.call_api("GET", url, header_params=headers)
-        response.read()
-        return response.data.decode(errors="replace") if 200 <= response.status < 300 else ""
+        data = response.read()
+        return data.decode(errors="replace") if 200 <= response.status < 300 else ""

@@ -6,11 +6,12 @@ from decimal import Decimal
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, model_validator
+from pydantic.config import JsonValue
 
 from .common import (
-    API_VERSION,
     QUALIFIED_NAME,
     VALIDATIONS,
+    ApiVersion,
     Conditions,
     K8sModel,
     LocalObjectRef,
@@ -40,9 +41,10 @@ def _nic_resource_name(name: str) -> str:
 
 # ---- resources: CEL on the API server, the same rules here ----
 
-_SUFFIX = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60, "n": Decimal("1e-9"),
-           "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
-           "P": 10**15, "E": 10**18}
+_SUFFIX: dict[str, int | Decimal] = {
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60, "n": Decimal("1e-9"),
+    "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
+    "P": 10**15, "E": 10**18}
 _QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?:([eE][+-]?[0-9.]+)|([KMGTPE]i|[numkMGTPE])?)$")
 
 
@@ -65,8 +67,8 @@ def _exceeds_message(name: str) -> str:
     return f"requests.{name} must not exceed limits.{name}"
 
 
-def _resource_rules() -> list[dict[str, str]]:
-    rules = []
+def _resource_rules() -> list[JsonValue]:
+    rules: list[JsonValue] = []
     for name in RESOURCE_NAMES:
         for side in ("limits", "requests"):
             rules.append(cel(f"!has(self.{side}) || !has(self.{side}.{name}) || "
@@ -178,7 +180,7 @@ class CertificationStatus(K8sModel):
 
 
 class Certification(K8sModel):
-    api_version: Literal[API_VERSION]
+    api_version: ApiVersion
     kind: Literal["Certification"]
     metadata: ObjectMeta
     spec: Annotated[CertificationSpec, Field(json_schema_extra={VALIDATIONS: [

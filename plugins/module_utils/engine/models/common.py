@@ -8,7 +8,7 @@ it); defaults the controller applies in code stay None here and are exported as 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -22,18 +22,22 @@ from pydantic import (
     model_serializer,
 )
 from pydantic.alias_generators import to_camel
+from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
 GROUP = "nvcre.nvidia.com"
 VERSION = "v1alpha1"
 API_VERSION = f"{GROUP}/{VERSION}"
+# The models' `apiVersion` type. Spelled out because a type checker accepts only a literal inside Literal[...].
+ApiVersion = Literal["nvcre.nvidia.com/v1alpha1"]
+assert get_args(ApiVersion) == (API_VERSION,)
 
 # Schema extension keys understood by crdgen.
 VALIDATIONS = "x-kubernetes-validations"
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
 
 
-def cel(rule: str, message: str) -> dict[str, str]:
+def cel(rule: str, message: str) -> JsonDict:
     """One x-kubernetes-validations entry."""
     return {"rule": rule, "message": message}
 
@@ -112,8 +116,13 @@ def int_or_string(pattern: str | None = None, max_length: int | None = None) -> 
     return Annotated[int | str, PlainValidator(check), WithJsonSchema(schema)]
 
 
-# resource.Quantity: an integer or a quantity string.
-Quantity = int_or_string(QUANTITY_PATTERN, max_length=64)  # bounded: CEL's quantity() cost grows with length
+if TYPE_CHECKING:
+    Quantity = int | str
+    IntOrString = int | str
+else:
+    # resource.Quantity: an integer or a quantity string.
+    Quantity = int_or_string(QUANTITY_PATTERN, max_length=64)  # bounded: CEL's quantity() cost grows with length
+    IntOrString = int_or_string()
 
 
 def list_map(*keys: str) -> dict[str, Any]:

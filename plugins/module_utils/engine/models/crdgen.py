@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
+from pydantic import BaseModel
 
 from . import GROUP, KINDS, VERSION
 
@@ -80,7 +81,8 @@ class _Walker:
     def _union(self, members: list[dict[str, Any]]) -> dict[str, Any]:
         """Only int-or-string unions exist in the API; constraints of the string side move up (pattern)."""
         converted = [self.convert(m) for m in members]
-        if sorted(m.get("type") for m in converted) != ["integer", "string"]:
+        member_types: list[Any] = [m.get("type") for m in converted]
+        if sorted(member_types) != ["integer", "string"]:
             raise ValueError(f"unsupported union: {members}")
         out: dict[str, Any] = {"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": True}
         for m in converted:
@@ -96,7 +98,7 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def open_api_schema(model: type) -> dict[str, Any]:
+def open_api_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The structural openAPIV3Schema of a top-level kind."""
     raw = model.model_json_schema(by_alias=True, mode="validation")
     # The API server owns the root metadata schema; apiVersion and kind are plain strings there.

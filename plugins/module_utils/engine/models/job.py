@@ -6,11 +6,12 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
 from .common import (
-    API_VERSION,
     VALIDATIONS,
     AnyObject,
+    ApiVersion,
     Conditions,
     Duration,
+    IntOrString,
     K8sModel,
     NonEmpty,
     ObjectMeta,
@@ -22,7 +23,6 @@ from .common import (
     fail,
     fixed_presence,
     immutable,
-    int_or_string,
     list_map,
 )
 
@@ -55,7 +55,7 @@ class Trainer(Schemaless):
     args: list[str] | None = None
     env: list[EnvVar] | None = None
     num_nodes: Annotated[int, Field(ge=1)] | None = None
-    num_proc_per_node: int_or_string() | None = None
+    num_proc_per_node: IntOrString | None = None
 
 
 class RuntimePatch(Schemaless):
@@ -173,7 +173,7 @@ class JobStatus(K8sModel):
 
 
 class Job(K8sModel):
-    api_version: Literal[API_VERSION]
+    api_version: ApiVersion
     kind: Literal["Job"]
     metadata: ObjectMeta
     spec: JobSpec

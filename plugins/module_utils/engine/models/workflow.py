@@ -6,10 +6,10 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field
 
 from .common import (
-    API_VERSION,
     PRESERVE,
     AnyJSON,
     AnyObject,
+    ApiVersion,
     Conditions,
     Duration,
     K8sModel,
@@ -288,7 +288,7 @@ class WorkflowStatus(K8sModel):
 
 
 class Workflow(K8sModel):
-    api_version: Literal[API_VERSION]
+    api_version: ApiVersion
     kind: Literal["Workflow"]
     metadata: ObjectMeta
     spec: WorkflowSpec

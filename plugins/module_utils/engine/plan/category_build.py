@@ -1,9 +1,8 @@
 """The Certification controller's build (surroundings.md §3.2–§3.3): one Workflow per category.
 
 Pure functions over Kubernetes-JSON dicts: option resolution, Workflow names and metadata, the catalog
-build with overrides applied and pruned, the resolved transforms (gang scheduler, image, workload
-labels), and the aggregation of the category Workflows into the Certification status. Build problems
-raise InputError; the driver records them as Failed/BuildFailed.
+build with overrides applied and pruned, and the resolved transforms (gang scheduler, image, workload
+labels). Build problems raise InputError; the Certification tier records them as Failed/BuildFailed.
 """
 from __future__ import annotations
 
@@ -12,16 +11,25 @@ from typing import Any
 
 from ..api import naming
 from ..api.errors import InputError, WorkflowFailure
+from ..api.objects import controller_reference
+from ..api.vocabulary import (
+    ANNOTATION_TEST_SCALE,
+    API_VERSION,
+    CATEGORY_NOT_FOUND,
+    CERTIFICATION,
+    LABEL_CERTIFICATION,
+    LABEL_DOMAIN,
+    LABEL_MANAGED_BY,
+    LABEL_VARIANT,
+    MANAGED_BY_NVCRE,
+    TRAINER_GROUP,
+    TRAINING_RUNTIME,
+    WORKFLOW,
+)
 from ..catalog import entries
-from ..models import API_VERSION
 from ..spec import gang
 from ..spec.overrides import OverrideContext, apply_overrides, matches_when
 
-MANAGED_BY = "app.kubernetes.io/managed-by"
-LABEL_CERTIFICATION = "nvcre.nvidia.com/certification"
-LABEL_DOMAIN = "nvcre.nvidia.com/category-domain"
-LABEL_VARIANT = "nvcre.nvidia.com/category-variant"
-ANNOTATION_TEST_SCALE = "nvcre.nvidia.com/requested-test-scale"
 MNNVL_ARCHITECTURES = ("gb200", "gb300")
 KAI_SCHEDULER = "kai-scheduler"
 # KAI + MPI: the launcher waits for every worker's sshd itself (240 tries × 5 s, about 20 minutes).
@@ -42,7 +50,7 @@ def check_categories(spec: dict) -> None:
     """Every category is looked up before anything is built; the first unknown one fails the Certification."""
     for category in spec.get("categories") or []:
         if (category.get("domain"), category.get("variant")) not in entries.registry():
-            raise WorkflowFailure("CategoryNotFound",
+            raise WorkflowFailure(CATEGORY_NOT_FOUND,
                                   f"Unknown certification category: {category.get('domain')}/{category.get('variant')}")
 
 
@@ -151,7 +159,7 @@ def apply_gang_scheduler(spec: dict, gang_scheduler: dict | None) -> None:
         return
     scheduler, queue, key = (gang_scheduler[k] for k in ("schedulerName", "queue", "queueLabelKey"))
     for dep in spec.get("dependencies") or []:
-        if dep.get("kind") != "TrainingRuntime" or gang.api_group(dep.get("apiVersion", "")) != gang.TRAINER_GROUP:
+        if dep.get("kind") != TRAINING_RUNTIME or gang.api_group(dep.get("apiVersion", "")) != TRAINER_GROUP:
             continue
         runtime_spec = dep.setdefault("spec", {})
         template_spec = runtime_spec.setdefault("template", {}).setdefault("spec", {})
@@ -237,88 +245,10 @@ def build_workflow(certification: dict, category: dict, *, platform: str, gpu_ar
     if meta.get("namespace"):
         metadata["namespace"] = meta["namespace"]
     metadata.update({
-        "labels": {MANAGED_BY: "nvcre", LABEL_CERTIFICATION: meta["name"],
+        "labels": {LABEL_MANAGED_BY: MANAGED_BY_NVCRE, LABEL_CERTIFICATION: meta["name"],
                    LABEL_DOMAIN: category["domain"], LABEL_VARIANT: category["variant"]},
         # What the user asked for (full-scale when unset); intra-node also forced nodesPerJob to 1.
         "annotations": {ANNOTATION_TEST_SCALE: options.get("testScale") or "full-scale"},
-        "ownerReferences": [owner_reference(certification)],
+        "ownerReferences": [controller_reference(certification, CERTIFICATION, API_VERSION)],
     })
-    return {"apiVersion": API_VERSION, "kind": "Workflow", "metadata": metadata, "spec": spec}
-
-
-def owner_reference(certification: dict) -> dict:
-    """The Certification as controller owner, so the garbage collector removes its Workflows."""
-    meta = certification.get("metadata") or {}
-    return {"apiVersion": API_VERSION, "kind": "Certification", "name": meta["name"], "uid": meta.get("uid", ""),
-            "controller": True, "blockOwnerDeletion": True}
-
-
-# ------------------------------------------------------------------ status aggregation
-
-
-def _condition(workflow: dict | None, kind: str) -> dict | None:
-    for cond in ((workflow or {}).get("status") or {}).get("conditions") or []:
-        if cond.get("type") == kind and cond.get("status") == "True":
-            return cond
-    return None
-
-
-def workflow_phase(workflow: dict | None) -> str:
-    """Pending (not created yet), InProgress, Succeeded or Failed, from the Workflow's conditions."""
-    if workflow is None:
-        return "Pending"
-    if _condition(workflow, "Failed"):
-        return "Failed"
-    if _condition(workflow, "Succeeded"):
-        return "Succeeded"
-    return "InProgress"
-
-
-def category_status(category: dict, workflow: dict | None) -> dict:
-    status = {"domain": category["domain"], "variant": category["variant"], "status": workflow_phase(workflow)}
-    if workflow is not None:
-        meta = workflow.get("metadata") or {}
-        status["workflowRef"] = {k: meta[k] for k in ("name", "namespace") if meta.get(k)}
-        for ref in ("succeededNodesRef", "failedNodesRef"):
-            if (workflow.get("status") or {}).get(ref):
-                status[ref] = copy.deepcopy(workflow["status"][ref])
-    return status
-
-
-def certification_progress(certification: dict, workflows: list[dict | None]) -> dict:
-    """Where a Certification stands, given its categories' Workflows in category order (None = not created).
-
-    Categories run one after another and a failure does not stop the rest. Returns `next` (index of the
-    category whose Workflow to create now, or None), `categoryStatuses`, and `condition`
-    (`{type, reason, message}` of the one True condition among InProgress/Succeeded/Failed), plus
-    `validationFailed` when some Workflow reports failed thresholds.
-    """
-    categories = (certification.get("spec") or {}).get("categories") or []
-    statuses = [category_status(c, w) for c, w in zip(categories, workflows)]
-    total = len(categories)
-    result: dict[str, Any] = {"next": None, "categoryStatuses": statuses,
-                              "validationFailed": any(_condition(w, "ValidationFailed") for w in workflows)}
-    for index, status in enumerate(statuses):
-        key = f"{status['domain']}/{status['variant']}"
-        if status["status"] == "InProgress":
-            result["condition"] = {"type": "InProgress", "reason": "WorkflowRunning",
-                                   "message": f"Created Workflow for category {key} ({index + 1} of {total})"}
-            return result
-        if status["status"] == "Pending":
-            result["next"] = index
-            previous = statuses[index - 1] if index else None
-            if previous and previous["status"] == "Failed":
-                message = (f"Workflow for category {previous['domain']}/{previous['variant']} failed, "
-                           "advancing to next category")
-                result["condition"] = {"type": "InProgress", "reason": "WorkflowFailed", "message": message}
-            else:
-                result["condition"] = {"type": "InProgress", "reason": "WorkflowCreated",
-                                       "message": f"Created Workflow for category {key} ({index + 1} of {total})"}
-            return result
-    if any(s["status"] == "Failed" for s in statuses):
-        result["condition"] = {"type": "Failed", "reason": "WorkflowFailed",
-                               "message": "One or more certification categories failed"}
-    else:
-        result["condition"] = {"type": "Succeeded", "reason": "AllWorkflowsSucceeded",
-                               "message": "All certification categories completed successfully"}
-    return result
+    return {"apiVersion": API_VERSION, "kind": WORKFLOW, "metadata": metadata, "spec": spec}

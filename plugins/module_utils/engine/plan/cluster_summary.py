@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, TypedDict
 
 from ..api.errors import WorkflowFailure
 from ..catalog import entries
@@ -14,6 +14,15 @@ TOPOLOGY_KEYS = {
     "gcp": "cloud.google.com/gce-topology-block",
     "azure": "kubernetes.azure.com/ppg",
 }
+
+
+class NodeRow(TypedDict):
+    """One row of the summary's `nodes`."""
+
+    name: str
+    gpus: int
+    ready: bool
+    rack: str
 
 
 def _ready(node: dict[str, Any]) -> bool:
@@ -37,8 +46,8 @@ def summarize(nodes: list[dict[str, Any]], target: dict[str, Any] | None = None,
     platform = detect.detect_platform(gpu_nodes)
     arch = detect.parse_product(product) or detect.UNKNOWN_ARCH
     key = topology_key or TOPOLOGY_KEYS.get(platform, "")
-    rows = [{"name": detect.node_name(n), "gpus": _gpus(n), "ready": _ready(n),
-             "rack": detect.node_labels(n).get(key, "") if key else ""} for n in gpu_nodes]
+    rows: list[NodeRow] = [{"name": detect.node_name(n), "gpus": _gpus(n), "ready": _ready(n),
+                           "rack": detect.node_labels(n).get(key, "") if key else ""} for n in gpu_nodes]
     counts = Counter(r["gpus"] for r in rows)
     catalog_gpus = entries.gpu_defaults(arch, platform)[0]
     racks: dict[str, list[str]] = {}

@@ -171,10 +171,10 @@ def fill_products_from_resource_slices(nodes: list[Node], slices: Iterable[dict[
                 break
     out = []
     for node in nodes:
-        product = products.get(node_name(node))
-        if product and not node_labels(node).get(GPU_PRODUCT):
+        filled = products.get(node_name(node))
+        if filled and not node_labels(node).get(GPU_PRODUCT):
             meta = dict(node.get("metadata") or {})
-            meta["labels"] = {**node_labels(node), GPU_PRODUCT: product}
+            meta["labels"] = {**node_labels(node), GPU_PRODUCT: filled}
             node = {**node, "metadata": meta}
         out.append(node)
     return out
@@ -339,7 +339,8 @@ def detect(
             f"Excluded {len(found.cordoned)} cordoned node(s) from certification: {', '.join(found.cordoned)}",
         ))
     arch = majority_architecture(candidates)
-    kept, dropped = candidates, []
+    kept: list[Node] = candidates
+    dropped: list[Node] = []
     if arch:
         kept, dropped = [], []
         for node in candidates:

@@ -163,10 +163,11 @@ def _overflow_groups(npj: int, members: dict[str, list[str]], taken: dict[str, i
                      untested: dict[str, list[str]], first: int) -> list[dict[str, Any]]:
     """Cover the untested nodes with `group-<k>-overflow` groups that borrow assigned nodes rack by rack."""
     assigned = {d: members[d][:taken[d]] for d in members}
-    groups = []
+    groups: list[dict[str, Any]] = []
     while untested:
         racks = sorted(members, key=lambda d: (-len(untested.get(d, ())), -len(members[d]), d))
-        nodes, domains = [], []
+        nodes: list[str] = []
+        domains: list[str] = []
         for domain in racks:
             if len(nodes) == npj:
                 break

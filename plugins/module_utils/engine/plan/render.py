@@ -6,19 +6,15 @@ contract, nodesPerJob, grouping, then the first iteration's dependencies and Job
 """
 from __future__ import annotations
 
-import contextlib
 import copy
-import gc
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..api.errors import InputError, WorkflowFailure
 from ..models import dump, parse_workflow
-from ..spec import gang
-from ..spec.overrides import OverrideContext, apply_overrides, override_events, validate_overrides
-from . import detect, jobs, placement
+from ..spec.overrides import validate_overrides
+from . import detect, jobs, partition
 from .dependencies import DependencyPlan, strip_when
 
 ANNOTATION_PLATFORM = "nvcrectl.nvidia.com/detected-platform"
@@ -66,25 +62,10 @@ def validate_nodes(nodes: Any, source: str = "nodes") -> list[dict[str, Any]]:
     return nodes
 
 
-@contextlib.contextmanager
-def _without_cyclic_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector: a render builds thousands of acyclic JSON documents (reference
-    counting frees them), and each automatic collection would rescan the growing live set, which made
-    10,000-node plans spend most of their time, superlinearly, in the collector."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def render(workflow: Any, nodes: Any, nodes_source: str = "nodes", workflow_source: str = "definition") -> Rendered:
     """Render `workflow` (a Workflow dict) over `nodes` (Node dicts). Bad input raises InputError;
     `*_source` name the inputs in its message when the error is not inside the objects."""
-    with _without_cyclic_gc():
-        return _render_checked(workflow, nodes, nodes_source, workflow_source)
+    return _render_checked(workflow, nodes, nodes_source, workflow_source)
 
 
 def _render_checked(workflow: Any, nodes: Any, nodes_source: str, workflow_source: str) -> Rendered:
@@ -106,74 +87,13 @@ def _render_checked(workflow: Any, nodes: Any, nodes_source: str, workflow_sourc
     return out
 
 
-@dataclass
-class Partition:
-    """What discoverAndPartition decides (§4): the authoritative spec, the detection after the capacity
-    filter, nodesPerJob and the Pending group statuses."""
-
-    spec: dict[str, Any]
-    detection: detect.Detection
-    nodes_per_job: int
-    groups: list[dict[str, Any]]
-
-
-def early_spec(spec: dict[str, Any], persisted: dict[str, Any]) -> dict[str, Any]:
-    """§2 steps 6-7, run on every reconcile: overrides applied with the persisted detection and no nodes,
-    then the checkpoint PVC check. Raises WorkflowFailure (OverrideError, CheckpointPVCMissing)."""
-    early = apply_overrides(spec, OverrideContext.for_spec(
-        spec, platform=persisted.get("detectedPlatform", ""),
-        gpu_architecture=persisted.get("detectedGPUArchitecture", ""))).spec
-    _check_checkpoint(early)
-    return early
-
-
-def discover(wf: dict[str, Any], nodes: list[dict[str, Any]], early: dict[str, Any],
-             plan: dict[str, Any]) -> tuple[detect.Detection, dict[str, Any]]:
-    """§4 steps 1-6: detection, then the authoritative override pass → (detection, resolved spec).
-    `plan` is filled as facts become known, so that on a WorkflowFailure it holds what NVCRE would
-    persist with the Failed condition; so is `partition`."""
-    spec = wf["spec"]
-    detection = detect.detect(nodes, (early.get("orchestration") or {}).get("target"))
-    plan.update(detected_platform=detection.platform, detected_gpu_architecture=detection.gpu_architecture,
-                gpu_products=list(detection.gpu_products), excluded_nodes=detection.excluded_nodes,
-                exclusion_reason=detection.exclusion_reason)
-    ctx = OverrideContext.for_spec(spec, platform=detection.platform,
-                                   gpu_architecture=detection.gpu_architecture, nodes=detection.nodes)
-    result = apply_overrides(spec, ctx)
-    events = detection.events + override_events(result, len(spec.get("overrides") or []), ctx)
-    plan.update(applied_overrides=result.applied_overrides(), events=events)
-    return detection, result.spec
-
-
-def partition(resolved: dict[str, Any], detection: detect.Detection, plan: dict[str, Any]) -> Partition:
-    """§4 steps 7-13 on the resolved spec: placement, GPU capacity filter, gang contract, nodesPerJob, groups."""
-    orchestration = resolved.get("orchestration") or {}
-    plan["placement"] = orchestration.get("placement") or placement.PINNED
-    placement.validate_placement(orchestration)
-    before = len(detection.events)
-    detection = detect.filter_gpu_capacity(detection, resolved)
-    plan["events"].extend(detection.events[before:])
-    plan.update(excluded_nodes=detection.excluded_nodes, exclusion_reason=detection.exclusion_reason)
-    job_spec = (resolved.get("jobTemplate") or {}).get("spec") or {}
-    dependencies = [strip_when(d) for d in resolved.get("dependencies") or []]
-    gang.validate_resolved_job_template(job_spec, dependencies, resolved.get("gangScheduler"))
-
-    npj = placement.nodes_per_job(job_spec, orchestration, detection)
-    labels = {detect.node_name(n): (n.get("metadata") or {}).get("labels") or {} for n in detection.nodes}
-    npj, groups = placement.plan_groups(detection.node_names, orchestration, npj, labels)
-    topology_key = "" if placement.is_unpinned(orchestration) else (orchestration.get("topology") or {}).get(
-        "topologyKey", "")
-    plan.update(total_nodes=len(detection.nodes), nodes_per_job=npj)
-    return Partition(resolved, detection, npj, placement.group_statuses(groups, topology_key, labels))
-
-
 def _render(wf: dict[str, Any], nodes: list[dict[str, Any]], out: Rendered) -> None:
     persisted = (wf.get("status") or {}).get("orchestration") or {}
-    early = early_spec(wf["spec"], persisted)
+    early = partition.early_spec(wf["spec"], persisted)
     plan = out.plan
-    detection, resolved = discover(wf, nodes, early, plan)
+    detection, resolved = partition.discover(wf, nodes, early, plan)
     out.workflow = _output_workflow(wf, resolved, detection, plan["applied_overrides"])
-    part = partition(resolved, detection, plan)
+    part = partition.partition(resolved, detection, plan)
     plan["groups"] = [{"name": s["name"], "nodes": s["nodes"], "overflow": s.get("overflow", False),
                        "domains": s.get("domains", []),
                        **({"domainNodeCounts": s["domainNodeCounts"]} if "domainNodeCounts" in s else {})}
@@ -192,16 +112,6 @@ def _render(wf: dict[str, Any], nodes: list[dict[str, Any]], out: Rendered) -> N
         first_jobs.append({"name": launch.job["metadata"]["name"], "group": group["name"],
                            "iteration": FIRST_ITERATION, "manifest": launch.job})
     plan.update(jobs=first_jobs, dependencies=to_create)
-
-
-def _check_checkpoint(spec: dict[str, Any]) -> None:
-    """§2 step 7: a checkpointing job needs its PVC among the dependencies."""
-    pvc = (((spec.get("jobTemplate") or {}).get("spec") or {}).get("checkpoint") or {}).get("pvcName")
-    if pvc is None:
-        return
-    if not any(d.get("kind") == "PersistentVolumeClaim" and (d.get("metadata") or {}).get("name") == pvc
-               for d in spec.get("dependencies") or []):
-        raise WorkflowFailure("CheckpointPVCMissing", f'Checkpoint requires PVC "{pvc}" in dependencies')
 
 
 def _output_workflow(wf: dict[str, Any], resolved_spec: dict[str, Any], detection: detect.Detection | None = None,

@@ -63,7 +63,7 @@ def on_exists(create: Create, live: dict[str, Any], owner_name: str) -> Decision
     obj = create.obj
     name, namespace = meta(obj).get("name", ""), meta(obj).get("namespace", "")
     terminating = bool((live.get("metadata") or {}).get("deletionTimestamp"))
-    controlled = CONTROLLED.get((obj.get("apiVersion"), obj.get("kind")))
+    controlled = CONTROLLED.get((obj.get("apiVersion", ""), obj.get("kind", "")))
     if controlled:
         # A Job is ours only when this Workflow controls it (§8.3); a workload, when its Job does.
         kind, owner_kind, reason = controlled

@@ -49,7 +49,7 @@ from ..api.vocabulary import (
     WORKLOAD_SCHEDULING_BLOCKED,
 )
 from ..models import dump, parse_workflow
-from ..plan import detect, jobs, placement, render
+from ..plan import detect, jobs, partition, placement
 from ..plan.dependencies import SCOPE_JOB, SCOPE_WORKFLOW, DependencyPlan, reference, strip_when
 from . import node_results
 from .status import status_write
@@ -99,7 +99,7 @@ class _Pass:
 
     def run(self) -> Step:
         try:
-            early = render.early_spec(self.spec, self.orch)
+            early = partition.early_spec(self.spec, self.orch)
         except WorkflowFailure as failure:
             return self.failed(failure.reason, failure.message)
         if (early.get("orchestration") or {}).get("diagnose") is not None:
@@ -151,8 +151,8 @@ class _Pass:
     def discover(self, early: Obj) -> Step:
         plan: Obj = {}
         try:
-            detection, resolved = render.discover(self.normalized(), self.world.nodes, early, plan)
-            part = render.partition(resolved, detection, plan)
+            detection, resolved = partition.discover(self.normalized(), self.world.nodes, early, plan)
+            part = partition.partition(resolved, detection, plan)
         except WorkflowFailure as failure:
             if isinstance(failure, detect.DetectionFailure):
                 plan.update(excluded_nodes=failure.detection.excluded_nodes,
@@ -233,7 +233,7 @@ class _Pass:
         running = [g for g in groups if g.get("phase") == RUNNING]
         busy = {n for g in running for n in g.get("nodes") or []}
         iteration = int(self.orch.get("currentIteration") or 1)
-        launches = []
+        launches: list[tuple[Obj, jobs.Launch]] = []
         for group in groups:
             if group.get("phase", PENDING) != PENDING:
                 continue
@@ -340,7 +340,7 @@ class _Pass:
         if not self.unpinned or group.get("nodes"):
             return
         pods = self.world.pods.get(job_name) or []
-        nodes = sorted({(p.get("spec") or {}).get("nodeName") for p in pods} - {None, ""})
+        nodes = sorted({(p.get("spec") or {}).get("nodeName", "") for p in pods} - {None, ""})
         if nodes and (terminal or len(nodes) == int(self.orch.get("nodesPerJob") or 0)):
             group["nodes"] = nodes
 

@@ -12,7 +12,8 @@ import xml.etree.ElementTree as ET
 from datetime import datetime
 from typing import Any
 
-from ..plan.category_build import ANNOTATION_TEST_SCALE, workflow_phase
+from ..api.vocabulary import ANNOTATION_TEST_SCALE
+from ..reconcile.certification_tier import workflow_phase
 
 TITLE = "Cluster Certification Report"
 PASSED, FAILED, RUNNING, INCOMPLETE = "PASSED", "FAILED", "RUNNING", "INCOMPLETE"
@@ -88,7 +89,7 @@ def _job_name(group: dict) -> str:
 
 def _failed_groups(orchestration: dict, jobs: dict[str, dict], failed: list[dict]) -> list[dict]:
     """Current groups that failed, with their Job's Failed reason and log tail (or the nodes' first reason)."""
-    by_node = {}
+    by_node: dict[str, str] = {}
     for entry in failed:
         by_node.setdefault(entry["name"], entry.get("reason", ""))
     out = []
@@ -119,11 +120,11 @@ def _node_verdicts(category: dict) -> dict[str, dict]:
             verdicts.setdefault(node, {"result": NODE_PENDING, "reason": "", "message": ""})
     for name in category.get("succeeded") or []:
         verdicts[name] = {"result": NODE_PASSED, "reason": "", "message": ""}
-    for name, group in failed_groups.items():
+    for name, group_name in failed_groups.items():
         if verdicts[name]["result"] == NODE_PENDING:
             # In a failed group without a failed-nodes record: the group's failure is the node's verdict.
             verdicts[name] = {"result": NODE_FAILED, "reason": "GroupFailed",
-                              "message": f"group {group} failed; no failure recorded for this node"}
+                              "message": f"group {group_name} failed; no failure recorded for this node"}
     recorded: set[str] = set()
     for entry in category.get("failed") or []:
         if entry["name"] in recorded:

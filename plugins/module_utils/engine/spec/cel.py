@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import celpy
 from celpy import celtypes
@@ -92,7 +92,8 @@ def evaluate(expr: str, variables: Mapping[str, Any], path: str) -> Any:
     """Evaluate ``expr`` over JSON-like ``variables``; returns the CEL value (a celtypes instance)."""
     program = compile_expression(expr, path)
     try:
-        return program.evaluate(celpy.json_to_cel(dict(variables)))
+        # A JSON object converts to a MapType: the activation evaluate() takes (json_to_cel is typed for any JSON).
+        return program.evaluate(cast("celpy.Context", celpy.json_to_cel(dict(variables))))
     except celpy.CELEvalError as err:
         undeclared = _UNDECLARED.search(str(err.args[0]) if err.args else "")
         if undeclared:

@@ -215,7 +215,7 @@ def find_training_runtime(dependencies: list[dict[str, Any]], name: str) -> dict
 
 def runtime_patch_jobs(train_job: dict[str, Any]) -> list[dict[str, Any]]:
     """Every replicatedJob entry of every runtimePatch, in patch order."""
-    entries = []
+    entries: list[dict[str, Any]] = []
     for patch in train_job.get("runtimePatches") or []:
         spec = ((((patch or {}).get("trainingRuntimeSpec") or {}).get("template") or {}).get("spec") or {})
         entries.extend(rj for rj in spec.get("replicatedJobs") or [] if isinstance(rj, dict))

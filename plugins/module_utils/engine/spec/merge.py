@@ -184,7 +184,8 @@ def _normalize_order(merged: list[Any], patch_ids: list[Any], server_pos: dict[A
     """``strategicpatch.normalizeElementOrder``: patch items in patch order, server-only items in server order,
     interleaved so that an item already on the server is placed by its server position."""
     patch_pos = {ident: i for i, ident in reversed(list(enumerate(patch_ids)))}
-    in_patch, server_only = [], []
+    in_patch: list[tuple[Any, Any]] = []
+    server_only: list[tuple[Any, Any]] = []
     for item in merged:
         ident = _identity(item, key)
         (in_patch if ident in patch_pos else server_only).append((ident, item))
@@ -227,13 +228,13 @@ def merge_objects(base: Any, patch: Any) -> Any:
                 result[key] = copy.deepcopy(value)
         return result
     if isinstance(base, list) and isinstance(patch, list) and _all_named(base) and _all_named(patch):
-        result = list(base)
+        merged = list(base)
         at = {item["name"]: i for i, item in enumerate(base)}
         for item in patch:
             if item["name"] in at:
-                result[at[item["name"]]] = merge_objects(result[at[item["name"]]], item)
+                merged[at[item["name"]]] = merge_objects(merged[at[item["name"]]], item)
             else:
-                at[item["name"]] = len(result)
-                result.append(copy.deepcopy(item))
-        return result
+                at[item["name"]] = len(merged)
+                merged.append(copy.deepcopy(item))
+        return merged
     return copy.deepcopy(patch)

@@ -34,8 +34,8 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile
 )
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile.world import WorkflowWorld
 
-DATA = Path(__file__).parent / "data" / "reconcile_workflow"
-BASE = yaml.safe_load((Path(__file__).parent / "data" / "render" / "_workflow.yaml").read_text())
+DATA = Path(__file__).parents[1] / "data" / "reconcile_workflow"
+BASE = yaml.safe_load((Path(__file__).parents[1] / "data" / "render" / "_workflow.yaml").read_text())
 SCENARIOS = yaml.safe_load((DATA / "scenarios.yaml").read_text())
 START = datetime(2025, 1, 1, tzinfo=UTC)
 WF_UID = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"

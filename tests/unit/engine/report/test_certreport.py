@@ -10,7 +10,7 @@ import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.report import certreport
 
-DATA = Path(__file__).parent / "data" / "report"
+DATA = Path(__file__).parents[1] / "data" / "report"
 CASES = sorted(DATA.glob("*.yaml"))
 
 

@@ -6,7 +6,7 @@ import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.api import naming
 
-CASES = yaml.safe_load((Path(__file__).parent / "data" / "naming" / "cases.yaml").read_text())
+CASES = yaml.safe_load((Path(__file__).parents[1] / "data" / "naming" / "cases.yaml").read_text())
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c['fn']}-{i}" for i, c in enumerate(CASES)])

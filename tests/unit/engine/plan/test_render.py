@@ -8,7 +8,7 @@ import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes, render
 
-DATA = Path(__file__).parent / "data" / "render"
+DATA = Path(__file__).parents[1] / "data" / "render"
 BASE = yaml.safe_load((DATA / "_workflow.yaml").read_text())
 CASES = yaml.safe_load((DATA / "cases.yaml").read_text())
 ABSENT = object()

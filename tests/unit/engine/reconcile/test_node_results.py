@@ -9,7 +9,7 @@ import yaml
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Create, Replace
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import node_results, ownership
 
-CASES = yaml.safe_load((Path(__file__).parent / "data" / "node_results" / "cases.yaml").read_text())
+CASES = yaml.safe_load((Path(__file__).parents[1] / "data" / "node_results" / "cases.yaml").read_text())
 WORKFLOW = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Workflow",
             "metadata": {"name": "nccl-test", "namespace": "certify", "uid": "0f1e2d3c-4b5a-6978"}}
 KINDS = {

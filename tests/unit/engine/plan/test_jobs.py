@@ -11,7 +11,7 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.plan.depe
     name_of,
 )
 
-DATA = Path(__file__).parent / "data" / "jobs"
+DATA = Path(__file__).parents[1] / "data" / "jobs"
 DEPENDENCIES = yaml.safe_load((DATA / "dependencies.yaml").read_text())
 JOBS = yaml.safe_load((DATA / "jobs.yaml").read_text())
 ABSENT = object()

@@ -10,7 +10,7 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.api.error
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan.cluster_summary import summarize
 from tools.sim.profiles import build_nodes
 
-CASES = yaml.safe_load((Path(__file__).parent / "data" / "cluster_summary" / "cases.yaml").read_text())
+CASES = yaml.safe_load((Path(__file__).parents[1] / "data" / "cluster_summary" / "cases.yaml").read_text())
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

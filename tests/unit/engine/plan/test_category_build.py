@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_catalog import at  # same directory: pytest puts it on sys.path
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError, WorkflowFailure
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries
 from ansible_collections.cre.certification.plugins.module_utils.engine.models import parse_workflow
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build
+from tests.unit.engine.helpers import at
 
-DATA = Path(__file__).parent / "data" / "certification"
+DATA = Path(__file__).parents[1] / "data" / "certification"
 CATEGORIES = [{"domain": "communication", "variant": "nccl-all-reduce"},
               {"domain": "training", "variant": "nemotron5-8b"}]
 
@@ -84,27 +84,3 @@ def test_build_workflow(case, monkeypatch):
     parse_workflow(workflow)
     for path, expected in case["expect"].items():
         assert at(workflow, path) == expected, path
-
-
-@pytest.mark.parametrize("case", load("progress.yaml"), ids=lambda c: c["name"])
-def test_certification_progress(case):
-    cert = {"spec": {"categories": CATEGORIES}}
-    workflows = []
-    for i, phase in enumerate(case["phases"]):
-        if phase is None:
-            workflows.append(None)
-            continue
-        conditions = [] if phase == "InProgress" else [{"type": phase, "status": "True"}]
-        workflows.append({"metadata": {"name": f"w{i}", "namespace": "ns"},
-                          "status": {"conditions": conditions,
-                                     "failedNodesRef": {"kind": "ConfigMap", "name": f"failed-nodes-{i}"}}})
-    progress = category_build.certification_progress(cert, workflows)
-    assert progress["next"] == case["next"]
-    assert progress["condition"] == case["condition"]
-    assert [s["status"] for s in progress["categoryStatuses"]] == case["statuses"]
-    for status, workflow in zip(progress["categoryStatuses"], workflows):
-        if workflow is None:
-            assert "workflowRef" not in status
-        else:
-            assert status["workflowRef"] == {"name": workflow["metadata"]["name"], "namespace": "ns"}
-            assert status["failedNodesRef"] == workflow["status"]["failedNodesRef"]

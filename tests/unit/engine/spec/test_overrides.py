@@ -11,7 +11,7 @@ import yaml
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError, WorkflowFailure
 from ansible_collections.cre.certification.plugins.module_utils.engine.spec import overrides
 
-DATA = Path(__file__).parent / "data" / "overrides"
+DATA = Path(__file__).parents[1] / "data" / "overrides"
 BASE = yaml.safe_load((DATA / "_base.yaml").read_text())
 
 

@@ -13,7 +13,7 @@ import yaml
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import WorkflowFailure
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import detect
 
-DATA = Path(__file__).parent / "data" / "detect"
+DATA = Path(__file__).parents[1] / "data" / "detect"
 
 
 def load(name: str) -> list[dict]:

@@ -10,8 +10,8 @@ import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.models import crdgen
 
-ROOT = Path(__file__).resolve().parents[3]
-DATA = Path(__file__).parent / "data" / "models"
+ROOT = Path(__file__).resolve().parents[4]
+DATA = Path(__file__).parents[1] / "data" / "models"
 GENERATED = crdgen.crds()
 RULES = yaml.safe_load((DATA / "crd_rules.yaml").read_text())
 # Keys a structural schema may not carry (pydantic leftovers or JSON Schema features Kubernetes lacks).

@@ -11,7 +11,7 @@ import yaml
 from ansible_collections.cre.certification.plugins.module_utils.engine import models
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
 
-DATA = Path(__file__).parent / "data" / "models"
+DATA = Path(__file__).parents[1] / "data" / "models"
 PARSE = {"workflow": models.parse_workflow, "job": models.parse_job, "certification": models.parse_certification}
 BASES = yaml.safe_load((DATA / "bases.yaml").read_text())
 VALID = yaml.safe_load((DATA / "valid.yaml").read_text())

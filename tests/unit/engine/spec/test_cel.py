@@ -9,7 +9,7 @@ import yaml
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
 from ansible_collections.cre.certification.plugins.module_utils.engine.spec import cel
 
-CASES = yaml.safe_load((Path(__file__).parent / "data" / "cel" / "cases.yaml").read_text())
+CASES = yaml.safe_load((Path(__file__).parents[1] / "data" / "cel" / "cases.yaml").read_text())
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c["id"])

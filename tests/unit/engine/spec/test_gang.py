@@ -9,7 +9,7 @@ import yaml
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import WorkflowFailure
 from ansible_collections.cre.certification.plugins.module_utils.engine.spec import gang
 
-DATA = Path(__file__).parent / "data" / "gang"
+DATA = Path(__file__).parents[1] / "data" / "gang"
 BASE = yaml.safe_load((DATA / "_base.yaml").read_text())
 CASES = yaml.safe_load((DATA / "cases.yaml").read_text())
 

@@ -20,7 +20,7 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile
 )
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile.world import JobWorld
 
-DATA = Path(__file__).parent / "data" / "reconcile_job"
+DATA = Path(__file__).parents[1] / "data" / "reconcile_job"
 BASE = yaml.safe_load((DATA / "_base.yaml").read_text())
 CASES = yaml.safe_load((DATA / "cases.yaml").read_text())["cases"]
 EXPECTED = yaml.safe_load((DATA / "expected.yaml").read_text())

@@ -9,7 +9,7 @@ import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.spec import merge
 
-DATA = Path(__file__).parent / "data" / "merge"
+DATA = Path(__file__).parents[1] / "data" / "merge"
 SCHEMAS = {"jobTemplate": merge.JOB_TEMPLATE_SCHEMA, "podSpec": merge.POD_SPEC_SCHEMA}
 
 

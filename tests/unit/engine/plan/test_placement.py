@@ -8,7 +8,7 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.api.error
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import placement
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan.detect import Detection
 
-DATA = Path(__file__).parent / "data" / "placement"
+DATA = Path(__file__).parents[1] / "data" / "placement"
 
 
 def load(name):

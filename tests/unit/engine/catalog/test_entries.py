@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -11,8 +10,9 @@ import yaml
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries
 from ansible_collections.cre.certification.plugins.module_utils.engine.models import parse_workflow
+from tests.unit.engine.helpers import at
 
-DATA = Path(__file__).parent / "data" / "catalog"
+DATA = Path(__file__).parents[1] / "data" / "catalog"
 EXPECTED_CATEGORIES = [
     ("communication", "nccl-all-gather"), ("communication", "nccl-all-reduce"), ("communication", "nccl-alltoall"),
     ("communication", "nccl-loopback"), ("communication", "nccl-loopback-nvswitch"),
@@ -27,16 +27,6 @@ OPTION_SETS = [{}, {"testScale": "intra-rack", "enableCheckpoint": True, "imageP
 
 def load(name: str) -> list[dict]:
     return yaml.safe_load((DATA / name).read_text())
-
-
-def at(obj: Any, dotted: str) -> Any:
-    """Value at a dotted path; numeric segments index lists; a missing key gives None."""
-    for part in dotted.split("."):
-        if isinstance(obj, list):
-            obj = obj[int(part)]
-        else:
-            obj = (obj or {}).get(part)
-    return obj
 
 
 def test_list_categories_sorted_and_complete():

@@ -1,0 +1,142 @@
+"""The Certification loop: observe, reconcile the Certification tier, execute, drive the current Workflow, repeat.
+
+The rules are `engine/reconcile/certification_tier.py`; this file only reads the cluster, runs the Step
+(with the Workflow driver for the category in progress) and shapes the result.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from ..engine.api.actions import Ref
+from ..engine.api.errors import WorkflowFailure
+from ..engine.api.vocabulary import API_VERSION, LABEL_CERTIFICATION, WORKFLOW
+from ..engine.reconcile import certification_tier as tier
+from ..kube.rest import ApiException, Kube
+from . import execute
+from .options import RunOptions
+from .results import category_data
+from .workflow import run_workflow
+
+# Consecutive conflicting status writes before giving up (each one re-reads and recomputes).
+STATUS_RETRIES = 5
+
+Obj = dict[str, Any]
+
+
+class CertificationRun:
+    """One Certification, driven category after category; `changed` says whether anything was written."""
+
+    def __init__(self, kube: Kube, args: Obj, options: RunOptions) -> None:
+        self.kube, self.args, self.options = kube, args, options
+        self.namespace = args["namespace"]
+        self.changed = False
+        self.build_failures: dict[int, str] = {}
+
+    def certification(self, desired: Obj) -> Obj:
+        """The live Certification, created when missing (not in check mode); refused when it is not ours."""
+        ref = Ref.of(desired)
+        live = self.kube.get(ref)
+        if live is None:
+            self.changed = True
+            if self.options.check_mode:
+                return desired
+            try:
+                return self.kube.create(desired)
+            except ApiException as exc:
+                if exc.status != 409:
+                    raise
+                live = self.kube.get(ref) or desired
+        return tier.admit(desired, live)
+
+    def observe(self, cert: Obj, expired: bool) -> tier.CertificationWorld:
+        name = cert["metadata"]["name"]
+        listed = self.kube.list(API_VERSION, WORKFLOW, self.namespace, f"{LABEL_CERTIFICATION}={name}")
+        workflows = {w["metadata"]["name"]: w for w in listed}
+        for wf_name in tier.workflow_names(cert):  # a namesake without our label is still in the way
+            if wf_name not in workflows and (found := self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, wf_name))):
+                workflows[wf_name] = found
+        world = tier.CertificationWorld(cert, workflows, [], dict(self.build_failures), datetime.now(UTC), expired)
+        if tier.needs_nodes(world):
+            world.nodes = self.kube.list("v1", "Node")
+        return world
+
+    def run(self) -> Obj:
+        options = self.options
+        deadline = time.monotonic() + options.timeout
+        cert = self.certification(tier.desired_certification(self.args))
+        if options.check_mode:
+            planned = tier.plan(self.observe(cert, False))
+            self.build_failures.update(planned.build_failures)
+            for line in planned.notes:
+                options.progress(line)
+            self.changed |= planned.changed
+            return {**self.result(self.observe(cert, False)), "plan": planned.plans}
+        conflicts, timed_out = 0, False
+        while True:
+            world = self.observe(cert, time.monotonic() > deadline)
+            step = tier.reconcile(world)
+            outcome = execute.run(self.kube, step.step, cert["metadata"]["name"], options.trace, options.alive)
+            self.changed |= outcome.done > 0
+            self.build_failures.update(step.build_failures)
+            cert = self.kube.get(Ref.of(cert)) or cert
+            if outcome.stale or outcome.retry or outcome.collision:
+                conflicts += 1
+                if conflicts >= STATUS_RETRIES:
+                    raise WorkflowFailure("StatusUpdateConflict",
+                                          f"could not update the status of Certification {cert['metadata']['name']}: "
+                                          f"it kept changing ({STATUS_RETRIES} conflicts)")
+                continue
+            conflicts = 0
+            for line in step.notes:
+                options.progress(line)
+            if step.failure:
+                raise WorkflowFailure(*step.failure)
+            if step.done or timed_out:
+                return self.result(self.observe(cert, False), timed_out)
+            if step.step.actions:
+                continue
+            if step.wait:
+                time.sleep(options.poll_interval)
+                continue
+            driven = run_workflow(self.kube, self.namespace, step.drive, timeout=max(deadline - time.monotonic(), 1),
+                                  poll_interval=options.poll_interval, progress=options.progress,
+                                  trace=options.trace, alive=options.alive)
+            self.changed |= bool(driven.get("changed"))
+            timed_out = bool(driven.get("timed_out"))
+
+    def result(self, world: tier.CertificationWorld, timed_out: bool = False) -> Obj:
+        cert = world.certification
+        workflows = tier.category_workflows(world)
+        condition = tier.certification_progress(cert, workflows)["condition"]
+        summaries = []
+        for category, wf in zip(cert["spec"]["categories"], workflows):
+            real = wf if wf is not None and wf["metadata"].get("name") else None
+            data = category_data(self.kube, self.namespace, category, real) if real else {"succeeded": [], "failed": []}
+            summaries.append({
+                "domain": category["domain"], "variant": category["variant"],
+                "workflow": real["metadata"]["name"] if real else "",
+                "status": tier.workflow_phase(wf),
+                "condition": tier.true_condition(wf),
+                "succeeded_nodes": data["succeeded"], "failed_nodes": data["failed"],
+                "excluded_nodes": (((real or {}).get("status") or {}).get("orchestration") or {}).get("excludedNodes")
+                or [],
+            })
+        phase = condition["type"] if condition["type"] in ("Succeeded", "Failed") else "InProgress"
+        short = {"name": cert["metadata"]["name"], "namespace": self.namespace, "phase": phase,
+                 "condition": condition, "timed_out": timed_out,
+                 "categories": [{"category": f"{s['domain']}/{s['variant']}", "workflow": s["workflow"],
+                                 "status": s["status"], "failed_nodes": len({f["name"] for f in s["failed_nodes"]})}
+                                for s in summaries]}
+        return {"changed": self.changed, **short, "categories": summaries, "summary": short}
+
+
+def run_certification(kube: Kube, args: Obj, options: RunOptions, on_start: Callable[[CertificationRun], None]
+                      ) -> Obj:
+    """Drive the Certification `args` describes; `on_start` receives the run (the face reads `changed` from it
+    when the run ends in an error)."""
+    run = CertificationRun(kube, args, options)
+    on_start(run)
+    return run.run()

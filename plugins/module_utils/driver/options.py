@@ -1,0 +1,33 @@
+"""The options every long run shares: how long, how often to look, check mode, and where progress goes."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..engine.api.errors import InputError
+
+# The argument spec of those options, the same in every face that drives a run (doc fragment: run_options).
+RUN_OPTIONS_SPEC = {
+    "timeout": {"type": "float", "default": 86400},
+    "poll_interval": {"type": "float", "default": 2.0},
+}
+
+
+def _quiet(line: str) -> None:
+    """Progress goes nowhere unless the caller says where."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    timeout: float
+    poll_interval: float = 2.0
+    check_mode: bool = False
+    progress: Callable[[str], None] = _quiet
+    trace: Callable[[str], None] | None = None
+    alive: Callable[[], bool] | None = None  # asked before every write; False stops the run (the caller is gone)
+
+    def __post_init__(self) -> None:
+        if self.timeout <= 0:
+            raise InputError("timeout", "must be greater than 0")
+        if self.poll_interval <= 0:
+            raise InputError("poll_interval", "must be greater than 0")

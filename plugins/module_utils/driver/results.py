@@ -1,0 +1,97 @@
+"""Read what a run left in the cluster (Workflows, node-result ConfigMaps, Jobs) and write the report files."""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from ..engine.api.actions import Ref
+from ..engine.api.errors import InputError
+from ..engine.api.vocabulary import API_VERSION, CERTIFICATION, JOB, LABEL_DOMAIN, LABEL_VARIANT, LABEL_WORKFLOW, WORKFLOW
+from ..engine.plan import category_build
+from ..engine.reconcile import node_results
+from ..engine.report import certreport
+from ..kube.rest import Kube
+
+FILES = ("report.json", "junit.xml", "report.md")
+
+Obj = dict[str, Any]
+
+
+def category_data(kube: Kube, namespace: str, category: Obj, workflow: Obj | None) -> Obj:
+    """What certreport.build_report needs for one category: the Workflow, its decoded node results, its Jobs."""
+    data: Obj = {"domain": category["domain"], "variant": category["variant"], "workflow": workflow,
+                 "succeeded": [], "failed": [], "jobs": {}}
+    if workflow is None:
+        return data
+    status = workflow.get("status") or {}
+    for key, ref, read in (("succeeded", "succeededNodesRef", node_results.read_succeeded),
+                           ("failed", "failedNodesRef", node_results.read_failed)):
+        name = (status.get(ref) or {}).get("name")
+        if name:
+            data[key] = read(kube.get(Ref("v1", "ConfigMap", namespace, name)))
+    name = workflow["metadata"]["name"]
+    data["jobs"] = {j["metadata"]["name"]: j for j in kube.list(API_VERSION, JOB, namespace, f"{LABEL_WORKFLOW}={name}")}
+    return data
+
+
+def certification_data(kube: Kube, cert: Obj) -> list[Obj]:
+    """Every category of a Certification in order, with its Workflow (the recorded ref, else the derived name)."""
+    meta, spec = cert["metadata"], cert.get("spec") or {}
+    namespace = meta.get("namespace") or "default"
+    recorded = (cert.get("status") or {}).get("categoryStatuses") or []
+    out = []
+    for index, category in enumerate(spec.get("categories") or []):
+        ref = (recorded[index].get("workflowRef") or {}) if index < len(recorded) else {}
+        name = ref.get("name") or category_build.workflow_name(meta["name"], category)
+        workflow = kube.get(Ref(API_VERSION, WORKFLOW, namespace, name))
+        out.append(category_data(kube, namespace, category, workflow))
+    return out
+
+
+def render_files(built: Obj) -> dict[str, str]:
+    return {"report.json": json.dumps(built, indent=2, sort_keys=True) + "\n",
+            "junit.xml": certreport.junit_xml(built), "report.md": certreport.markdown(built)}
+
+
+def write_files(dest: str, contents: dict[str, str], check_mode: bool) -> bool:
+    """Write the files whose content differs; True if any did (or would, in check mode)."""
+    changed = False
+    for name, text in contents.items():
+        path = os.path.join(dest, name)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                if handle.read() == text:
+                    continue
+        except FileNotFoundError:
+            pass
+        changed = True
+        if not check_mode:
+            os.makedirs(dest, exist_ok=True)
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+    return changed
+
+
+def results(kube: Kube, args: Obj, check_mode: bool) -> Obj:
+    """The report of a Certification (`args["certification"]`) or of one Workflow, and its files under `dest`."""
+    namespace = args["namespace"]
+    if args["certification"]:
+        cert = kube.get(Ref(API_VERSION, CERTIFICATION, namespace, args["certification"]))
+        if cert is None:
+            raise InputError("certification", f'Certification "{args["certification"]}" not found in namespace '
+                                              f'"{namespace}"')
+        built = certreport.build_report(args["certification"], certification_data(kube, cert))
+    else:
+        workflow = kube.get(Ref(API_VERSION, WORKFLOW, namespace, args["workflow"]))
+        if workflow is None:
+            raise InputError("workflow", f'Workflow "{args["workflow"]}" not found in namespace "{namespace}"')
+        labels = workflow["metadata"].get("labels") or {}
+        # A Workflow outside a Certification is its own category: `workflow/<name>`.
+        category = {"domain": labels.get(LABEL_DOMAIN, "workflow"), "variant": labels.get(LABEL_VARIANT, args["workflow"])}
+        built = certreport.build_report(args["workflow"], [category_data(kube, namespace, category, workflow)])
+    out: Obj = {"changed": False, "result": built["result"], "report": built, "summary": certreport.summary(built)}
+    if args["dest"]:
+        out["changed"] = write_files(args["dest"], render_files(built), check_mode)
+        out["files"] = [os.path.join(args["dest"], name) for name in FILES]
+    return out
