@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LINK := .collections/ansible_collections/cre/certification
 
-.PHONY: setup sim-build test unit integration molecule sanity lint demo bench clean
+.PHONY: setup sim-build test unit integration molecule sanity lint typecheck demo bench clean
 
 setup: $(STAMP) $(LINK)
 
@@ -37,9 +37,15 @@ sanity: setup
 
 lint: setup
 	$(BIN)/ansible-lint --profile production
+	$(BIN)/ruff check .
+
+# mypy reads the collection through its ansible_collections path, as Ansible imports it.
+typecheck: setup
+	cd .collections && ../$(BIN)/mypy -p ansible_collections.cre.certification.plugins
 
 # The cluster tests share a few session clusters, so they run in one process after the unit tests.
 test: setup sim-build
+	$(MAKE) --no-print-directory typecheck
 	$(BIN)/python -m pytest -q tests/unit
 	$(BIN)/python -m pytest -q tests/integration
 	$(MAKE) --no-print-directory molecule sanity lint

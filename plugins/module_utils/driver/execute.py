@@ -126,7 +126,7 @@ def _absorbed(kube: Kube, action: Action, exc: ApiException, owner_name: str, ou
 def status_message(exc: ApiException) -> str:
     """The server's own words (a Status message), as Go's StatusError prints them."""
     try:
-        return json.loads(exc.body).get("message") or str(exc.reason)
+        return json.loads(exc.body or "").get("message") or str(exc.reason)
     except (TypeError, ValueError):
         return str(exc.reason)
 

@@ -53,7 +53,8 @@ def refuse_resident_controller(kube: Kube, workflow: dict[str, Any], now: dateti
     for lease in kube.list("coordination.k8s.io/v1", "Lease"):
         name = lease["metadata"]["name"]
         renew = (lease.get("spec") or {}).get("renewTime")
-        if any(h in name for h in LEASE_HINTS) and renew and now - parse_time(renew) < LEASE_FRESH:
+        renewed = parse_time(renew)
+        if any(h in name for h in LEASE_HINTS) and renewed and now - renewed < LEASE_FRESH:
             raise DriverError(
                 f"refusing to drive Workflow {meta.get('namespace')}/{meta.get('name')}: a resident NVCRE controller "
                 f"holds the leader lease {lease['metadata'].get('namespace')}/{name} (renewed {renew})")

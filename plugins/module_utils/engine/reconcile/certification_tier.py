@@ -16,7 +16,7 @@ from typing import Any
 
 from ..api.actions import Create, Step, UpdateStatus
 from ..api.errors import InputError, WorkflowFailure
-from ..api.objects import controlled_by, is_true, meta, timestamp
+from ..api.objects import condition, controlled_by, is_true, meta, timestamp, true_type
 from ..api.vocabulary import (
     API_VERSION,
     BUILD_FAILED,
@@ -61,7 +61,7 @@ def desired_certification(args: Obj) -> Obj:
         spec["target"] = copy.deepcopy(args["target"])
     if args["gang_scheduler"]:
         spec["gangScheduler"] = copy.deepcopy(args["gang_scheduler"])
-    obj = {"apiVersion": API_VERSION, "kind": CERTIFICATION,
+    obj: Obj = {"apiVersion": API_VERSION, "kind": CERTIFICATION,
            "metadata": {"name": args["name"], "namespace": args["namespace"],
                         "labels": {**args["labels"], LABEL_MANAGED_BY: MANAGER}},
            "spec": spec}
@@ -359,7 +359,6 @@ def _status_write(cert: Obj, workflows: list[Obj | None], now: datetime | None, 
 
 def true_condition(workflow: Obj | None) -> Obj:
     """`{type, reason, message}` of the Workflow's True exclusive condition (empty strings when none)."""
-    found = next((c for c in ((workflow or {}).get("status") or {}).get("conditions") or []
-                  if c.get("status") == "True" and c.get("type") in EXCLUSIVE), {})
+    found = condition(workflow, true_type(workflow)) or {}
     return {k: found.get(k, "") for k in ("type", "reason", "message")}
 
