@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import re
-from decimal import Decimal
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, model_validator
 from pydantic.config import JsonValue
 
+from ..api.objects import quantity
 from .common import (
     QUALIFIED_NAME,
     VALIDATIONS,
@@ -40,24 +40,6 @@ def _nic_resource_name(name: str) -> str:
 
 
 # ---- resources: CEL on the API server, the same rules here ----
-
-_SUFFIX: dict[str, int | Decimal] = {
-    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60, "n": Decimal("1e-9"),
-    "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
-    "P": 10**15, "E": 10**18}
-_QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?:([eE][+-]?[0-9.]+)|([KMGTPE]i|[numkMGTPE])?)$")
-
-
-def quantity_value(q: int | str) -> Decimal:
-    """The numeric value of a resource.Quantity (already pattern-checked)."""
-    if isinstance(q, int):
-        return Decimal(q)
-    m = _QUANTITY.match(q)
-    if not m:
-        raise ValueError(f"invalid quantity {q!r}")
-    number, exponent, suffix = m.groups()
-    return Decimal(number + (exponent or "")) * _SUFFIX[suffix or ""]
-
 
 def _negative_message(side: str, name: str) -> str:
     return f"{side}.{name} must be non-negative"
@@ -98,9 +80,9 @@ class Resources(K8sModel):
             limit = getattr(self.limits, name, None) if self.limits else None
             request = getattr(self.requests, name, None) if self.requests else None
             for side, value in (("limits", limit), ("requests", request)):
-                if value is not None and quantity_value(value) < 0:
+                if value is not None and quantity(value) < 0:
                     raise fail("negative", _negative_message(side, name))
-            if limit is not None and request is not None and quantity_value(request) > quantity_value(limit):
+            if limit is not None and request is not None and quantity(request) > quantity(limit):
                 raise fail("request_exceeds_limit", _exceeds_message(name))
         return self
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..api.errors import WorkflowFailure
+from ..api.objects import quantity
 
 GPU_PRESENT = "nvidia.com/gpu.present"
 GPU_PRODUCT = "nvidia.com/gpu.product"
@@ -378,11 +379,9 @@ def _quantity(value: Any) -> int | None:
     """A whole count from a resource quantity (``8``, ``"8"``); fractions round up as Quantity.Value() does."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        return math.ceil(value)
     try:
-        return math.ceil(float(str(value)))
-    except ValueError:
+        return math.ceil(quantity(value))
+    except (ValueError, TypeError, ArithmeticError):
         return None
 
 
