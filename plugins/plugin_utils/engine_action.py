@@ -15,6 +15,7 @@ from ansible_collections.cre.certification.plugins.module_utils.driver.errors im
 from ansible_collections.cre.certification.plugins.module_utils.driver.execute import status_message
 from ansible_collections.cre.certification.plugins.module_utils.driver.options import RunOptions
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError, WorkflowFailure
+from ansible_collections.cre.certification.plugins.module_utils.kube.client import MissingLibrary
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import ApiException
 
 display = Display()
@@ -31,7 +32,7 @@ def failure(exc: Exception) -> dict[str, Any] | None:
     """The failed result for a deliberate error, None for anything else (which stays a bug to see)."""
     if isinstance(exc, WorkflowFailure):
         return {"failed": True, "reason": exc.reason, "msg": exc.message}
-    if isinstance(exc, (InputError, DriverError, Abandoned)):
+    if isinstance(exc, (InputError, DriverError, Abandoned, MissingLibrary)):
         return {"failed": True, "msg": str(exc)}
     if ApiException is not None and isinstance(exc, ApiException):
         return {"failed": True, "msg": f"API error {exc.status} {exc.reason}: {status_message(exc)}"}

@@ -15,10 +15,14 @@ try:
         _create_headers,
         _set_header,
     )
-except ImportError as exc:  # reported by the faces with missing_required_lib
+except ImportError as exc:  # api_client says what to install; the module stubs stay importable without it
     IMPORT_ERROR: ImportError | None = exc
 else:
     IMPORT_ERROR = None
+
+
+class MissingLibrary(Exception):
+    """The controller lacks a Python library the run needs."""
 
 
 def auth_argument_spec() -> dict[str, Any]:
@@ -28,6 +32,9 @@ def auth_argument_spec() -> dict[str, Any]:
 
 def api_client(params: dict[str, Any]) -> kubernetes.client.ApiClient:
     """Resolve auth exactly as kubernetes.core does (options, then K8S_AUTH_*, then in-cluster, then kubeconfig)."""
+    if IMPORT_ERROR is not None:
+        raise MissingLibrary(f"connecting to the cluster needs the kubernetes Python library on the controller "
+                             f"({IMPORT_ERROR}); install the collection's requirements.txt")
     auth_params = {k: params.get(k) for k in AUTH_ARG_SPEC}
     configuration = _create_configuration(_create_auth_spec(**auth_params))
     api = kubernetes.client.ApiClient(configuration)

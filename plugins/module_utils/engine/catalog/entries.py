@@ -146,10 +146,6 @@ def gpu_defaults(arch: str, platform: str = "") -> tuple[int, int]:
     return int(row["gpusPerNode"]), int(row["mlnxPerNode"])
 
 
-def known_architectures() -> list[str]:
-    return sorted(gpu_defaults_table()["architectures"])
-
-
 def lookup(domain: str, variant: str) -> Entry:
     entry = registry().get((domain, variant))
     if entry is None:

@@ -11,14 +11,13 @@ import re
 from typing import Any
 
 from ..api.errors import WorkflowFailure
-from ..api.vocabulary import LABEL_MANAGED_BY, RESERVED_LABEL_PREFIX, TRAINER_GROUP
+from ..api.vocabulary import CLUSTER_TRAINING_RUNTIME, LABEL_MANAGED_BY, RESERVED_LABEL_PREFIX, TRAINER_GROUP
 
 REASON = "GangSchedulingConflict"
 LABELS_PATH = "spec.jobTemplate.spec.workloadMetadata.labels"
 MAX_LABELS = 32
 DEFAULT_QUEUE = "default-queue"
 DEFAULT_QUEUE_LABEL_KEY = "kai.scheduler/queue"
-DEFAULT_RUNTIME_KIND = "ClusterTrainingRuntime"
 JOB_LABELS_PATH = "template.metadata.labels"
 POD_LABELS_PATH = "template.spec.template.metadata.labels"
 
@@ -152,7 +151,7 @@ def _check_runtime(job_spec: dict[str, Any], dependencies: list[dict[str, Any]],
                         "so its runtime scheduling cannot be checked")
     ref = train_job.get("runtimeRef") or {}
     api_group = ref["apiGroup"] if "apiGroup" in ref else TRAINER_GROUP
-    kind = ref["kind"] if "kind" in ref else DEFAULT_RUNTIME_KIND
+    kind = ref["kind"] if "kind" in ref else CLUSTER_TRAINING_RUNTIME
     name = ref.get("name", "")
     if api_group != TRAINER_GROUP:
         raise _Conflict(f'gangScheduler is configured but the workload references runtime apiGroup "{api_group}" '
