@@ -29,16 +29,17 @@ from ..engine.api.vocabulary import (
     TRAINJOB,
     WORKFLOW,
 )
-from ..engine.plan import render
+from ..engine.plan import detect, render
 from ..engine.reconcile import job_tier, node_results, status, workflow_tier
 from ..engine.reconcile.world import JobWorld, WorkflowWorld
-from ..kube.rest import Kube
+from ..kube.rest import ApiException, Kube
 from . import execute
 from .errors import DriverError
 
 # A resident controller's leader-election lease: a name like these, renewed within this window.
 LEASE_HINTS = ("nvcre", "cluster-readiness-engine")
 LEASE_FRESH = timedelta(seconds=60)
+RESOURCE_API_VERSION = "resource.k8s.io/v1"
 
 Progress = Callable[[str], None]
 
@@ -96,7 +97,7 @@ class Driver:
             if cm is not None:
                 configmaps[cm_name] = cm
         dependencies = self._dependencies(wf)
-        world = WorkflowWorld(wf, jobs, nodes, pods, configmaps, dependencies, now)
+        world = WorkflowWorld(wf, jobs, nodes, pods, configmaps, dependencies, now, self._resource_slices(wf, nodes))
         job_worlds = {}
         for name, job in jobs.items():
             job_pods = pods.get(name, [])
@@ -115,6 +116,23 @@ class Driver:
             for obj in self.kube.list(api_version, kind, self.namespace, f"{LABEL_WORKFLOW}={self.name}"):
                 found[Ref.of(obj)] = obj
         return found
+
+    def _resource_slices(self, wf: dict[str, Any], nodes: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """The gpu.nvidia.com ResourceSlices, before discovery only and only when a GPU node lacks its product
+        label (NVCRE's DRA fallback, workflow spec §4 step 1); None where the cluster serves no DRA API."""
+        if ((wf.get("status") or {}).get("orchestration") or {}).get("totalGroups"):
+            return None
+        gpu_nodes = [n for n in nodes if ((n.get("metadata") or {}).get("labels") or {}).get(detect.GPU_PRESENT) == "true"]
+        if not detect.needs_resource_slices(gpu_nodes):
+            return None
+        try:
+            return self.kube.list(RESOURCE_API_VERSION, "ResourceSlice", fields=f"spec.driver={detect.DRA_DRIVER}")
+        except LookupError:
+            return None
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
 
     def _logs(self, job: dict[str, Any], pods: list[dict[str, Any]]) -> dict[str, str]:
         """Log tails of failed containers, only while a Job that is not yet terminal lacks its failureLog

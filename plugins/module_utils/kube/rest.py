@@ -89,12 +89,14 @@ class Kube:
                 return None
             raise
 
-    def list(self, api_version: str, kind: str, namespace: str = "", labels: str = "") -> list[Obj]:
+    def list(self, api_version: str, kind: str, namespace: str = "", labels: str = "", fields: str = "") -> list[Obj]:
         """Every item (pages followed), each with its apiVersion and kind filled in."""
         items: list[Obj] = []
         query: dict[str, Any] = {"limit": 500}
         if labels:
             query["labelSelector"] = labels
+        if fields:
+            query["fieldSelector"] = fields
         while True:
             page = self.request("GET", self.path(api_version, kind, namespace), query=query)
             for item in page.get("items", []):

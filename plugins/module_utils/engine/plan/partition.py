@@ -37,12 +37,14 @@ def early_spec(spec: dict[str, Any], persisted: dict[str, Any]) -> dict[str, Any
 
 
 def discover(wf: dict[str, Any], nodes: list[dict[str, Any]], early: dict[str, Any],
-             plan: dict[str, Any]) -> tuple[detect.Detection, dict[str, Any]]:
+             plan: dict[str, Any], resource_slices: list[dict[str, Any]] | None = None
+             ) -> tuple[detect.Detection, dict[str, Any]]:
     """§4 steps 1-6: detection, then the authoritative override pass → (detection, resolved spec).
     `plan` is filled as facts become known, so that on a WorkflowFailure it holds what NVCRE would
-    persist with the Failed condition; so is `partition`."""
+    persist with the Failed condition; so is `partition`. `resource_slices` (gpu.nvidia.com, live runs
+    only) fill a missing GPU product label in memory."""
     spec = wf["spec"]
-    detection = detect.detect(nodes, (early.get("orchestration") or {}).get("target"))
+    detection = detect.detect(nodes, (early.get("orchestration") or {}).get("target"), resource_slices)
     plan.update(detected_platform=detection.platform, detected_gpu_architecture=detection.gpu_architecture,
                 gpu_products=list(detection.gpu_products), excluded_nodes=detection.excluded_nodes,
                 exclusion_reason=detection.exclusion_reason)

@@ -151,7 +151,8 @@ class _Pass:
     def discover(self, early: Obj) -> Step:
         plan: Obj = {}
         try:
-            detection, resolved = partition.discover(self.normalized(), self.world.nodes, early, plan)
+            detection, resolved = partition.discover(self.normalized(), self.world.nodes, early, plan,
+                                                     self.world.resource_slices)
             part = partition.partition(resolved, detection, plan)
         except WorkflowFailure as failure:
             if isinstance(failure, detect.DetectionFailure):
@@ -249,7 +250,7 @@ class _Pass:
                 continue
             try:
                 launch = jobs.launch(self.wf_resolved, self.dep_plan, group, iteration,
-                                     int(self.orch["totalGroups"]), self.orch.get("gpuProducts") or [])
+                                     int(self.orch["totalGroups"]), self.affinity_products(group))
             except WorkflowFailure as failure:
                 return self.failed(failure.reason, failure.message)
             launches.append((group, launch))
@@ -272,6 +273,16 @@ class _Pass:
         if not refs:
             self.status.pop("dependencyRefs")
         return self.write(IN_PROGRESS, "JobCreated", self.running_message(), REQUEUE)
+
+    def affinity_products(self, group: Obj) -> list[str]:
+        """The GPU products the Job's affinity requires: none when a node of the group (Unpinned: of the
+        cluster) has no product label, because its product was only synthesized from ResourceSlices (§4)."""
+        names = set(group.get("nodes") or []) or None
+        gpu_nodes = [n for n in self.world.nodes if names is None or meta(n).get("name") in names]
+        if any(not (meta(n).get("labels") or {}).get(detect.GPU_PRODUCT) for n in gpu_nodes
+               if (meta(n).get("labels") or {}).get(detect.GPU_PRESENT) == "true"):
+            return []
+        return self.orch.get("gpuProducts") or []
 
     def running_message(self) -> str:
         running = sum(1 for g in self.orch.get("groups") or [] if g.get("phase") == RUNNING)

@@ -19,6 +19,8 @@ class WorkflowWorld:
     configmaps: dict[str, Obj] = field(default_factory=dict)
     dependencies: dict[Ref, Obj] = field(default_factory=dict)
     now: datetime | None = None
+    # gpu.nvidia.com ResourceSlices, listed only before discovery when a GPU node lacks its product label.
+    resource_slices: list[Obj] | None = None
 
 
 @dataclass
