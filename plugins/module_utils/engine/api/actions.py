@@ -6,7 +6,7 @@ re-read and reconcile again), the UID precondition for deletes, and the ownershi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Union
 
 Obj = dict[str, Any]
 
@@ -76,7 +76,7 @@ class Event:
     message: str
 
 
-Action = Create | Replace | UpdateStatus | Patch | Delete | Event
+Action = Union[Create, Replace, UpdateStatus, Patch, Delete, Event]  # noqa: UP007 - see ownership.Decision
 
 
 @dataclass

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..api.vocabulary import API_VERSION, GROUP, VERSION
 from .certification import CategoryOptions, Certification, CertificationSpec
-from .common import API_VERSION, GROUP, VERSION, WorkloadMetadata
+from .common import WorkloadMetadata
 from .gang import DEFAULT_QUEUE, DEFAULT_QUEUE_LABEL_KEY, GangSchedulerSpec
 from .job import (
     DEFAULT_MEASUREMENT_TIMEOUT,

@@ -8,7 +8,7 @@ it); defaults the controller applies in code stay None here and are exported as 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import (
     AfterValidator,
@@ -25,12 +25,11 @@ from pydantic.alias_generators import to_camel
 from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
-GROUP = "nvcre.nvidia.com"
-VERSION = "v1alpha1"
-API_VERSION = f"{GROUP}/{VERSION}"
-# The models' `apiVersion` type. Spelled out because a type checker accepts only a literal inside Literal[...].
+from ..api.vocabulary import LABEL_MANAGED_BY, RESERVED_LABEL_PREFIX
+
+# The models' `apiVersion` type. Spelled out because a type checker accepts only a literal inside Literal[...];
+# a unit test holds it equal to the vocabulary's API_VERSION.
 ApiVersion = Literal["nvcre.nvidia.com/v1alpha1"]
-assert get_args(ApiVersion) == (API_VERSION,)
 
 # Schema extension keys understood by crdgen.
 VALIDATIONS = "x-kubernetes-validations"
@@ -117,8 +116,8 @@ def int_or_string(pattern: str | None = None, max_length: int | None = None) -> 
 
 
 if TYPE_CHECKING:
-    Quantity = int | str
-    IntOrString = int | str
+    Quantity = Union[int, str]  # noqa: UP007 - ansible-test's pylint reads module_utils as older Python
+    IntOrString = Union[int, str]  # noqa: UP007
 else:
     # resource.Quantity: an integer or a quantity string.
     Quantity = int_or_string(QUANTITY_PATTERN, max_length=64)  # bounded: CEL's quantity() cost grows with length
@@ -135,10 +134,8 @@ QUALIFIED_NAME = (r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9
                   r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 LABEL_VALUE = r"^$|^[a-zA-Z0-9]([-a-zA-Z0-9_.]{0,61}[a-zA-Z0-9])?$"
 MAX_LABELS = 32
-MANAGED_BY = "app.kubernetes.io/managed-by"
-RESERVED_PREFIX = f"{GROUP}/"
-RESERVED_KEY_MESSAGE = (f'label key is reserved for the controller: "{MANAGED_BY}" and any key under '
-                        f'"{RESERVED_PREFIX}" identify workload ownership')
+RESERVED_KEY_MESSAGE = (f'label key is reserved for the controller: "{LABEL_MANAGED_BY}" and any key under '
+                        f'"{RESERVED_LABEL_PREFIX}" identify workload ownership')
 INVALID_KEY_MESSAGE = ("invalid label key: must be a qualified name: an optional DNS subdomain prefix of at most "
                        "253 characters and '/', then a name of at most 63 alphanumeric characters, '-', '_' or '.', "
                        "starting and ending with an alphanumeric character")
@@ -147,7 +144,7 @@ _QUALIFIED = re.compile(QUALIFIED_NAME)
 
 
 def reserved_key(key: str) -> bool:
-    return key == MANAGED_BY or key.startswith(RESERVED_PREFIX)
+    return key == LABEL_MANAGED_BY or key.startswith(RESERVED_LABEL_PREFIX)
 
 
 def _check_label_key(key: str) -> str:
@@ -165,7 +162,7 @@ LabelValue = Annotated[str, StringConstraints(max_length=63, pattern=LABEL_VALUE
 
 # The same rules for the API server; keys of a map cannot carry a pattern, so CEL checks them.
 LABEL_RULES = [
-    cel(f"self.all(k, k != '{MANAGED_BY}' && !k.startsWith('{RESERVED_PREFIX}'))", RESERVED_KEY_MESSAGE),
+    cel(f"self.all(k, k != '{LABEL_MANAGED_BY}' && !k.startsWith('{RESERVED_LABEL_PREFIX}'))", RESERVED_KEY_MESSAGE),
     cel(f"self.all(k, k.matches({cel_string(QUALIFIED_NAME)}))", INVALID_KEY_MESSAGE),
     cel("self.all(k, k.indexOf('/') <= 253)", PREFIX_MESSAGE),
 ]

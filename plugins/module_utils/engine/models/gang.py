@@ -6,9 +6,9 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, StringConstraints
 
 from .common import (
-    MANAGED_BY,
+    LABEL_MANAGED_BY,
     QUALIFIED_NAME,
-    RESERVED_PREFIX,
+    RESERVED_LABEL_PREFIX,
     VALIDATIONS,
     K8sModel,
     NonEmpty,
@@ -21,7 +21,7 @@ from .common import (
 DEFAULT_QUEUE = "default-queue"
 DEFAULT_QUEUE_LABEL_KEY = "kai.scheduler/queue"
 
-QUEUE_KEY_RESERVED_MESSAGE = f"queueLabelKey must not be {MANAGED_BY} or a key under {RESERVED_PREFIX}"
+QUEUE_KEY_RESERVED_MESSAGE = f"queueLabelKey must not be {LABEL_MANAGED_BY} or a key under {RESERVED_LABEL_PREFIX}"
 QUEUE_KEY_PREFIX_MESSAGE = "queueLabelKey prefix must be no more than 253 characters"
 
 
@@ -44,6 +44,6 @@ class GangSchedulerSpec(K8sModel):
                                AfterValidator(_check_queue_label_key),
                                Field(json_schema_extra={VALIDATIONS: [
                                    cel("self.indexOf('/') <= 253", QUEUE_KEY_PREFIX_MESSAGE),
-                                   cel(f"self != '{MANAGED_BY}' && !self.startsWith('{RESERVED_PREFIX}')",
+                                   cel(f"self != '{LABEL_MANAGED_BY}' && !self.startsWith('{RESERVED_LABEL_PREFIX}')",
                                        QUEUE_KEY_RESERVED_MESSAGE)]})] | None = None
     """Label key carrying the queue; `kai.scheduler/queue` when absent (`runai/queue` for Run:ai)."""

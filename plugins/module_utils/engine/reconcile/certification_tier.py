@@ -62,9 +62,9 @@ def desired_certification(args: Obj) -> Obj:
     if args["gang_scheduler"]:
         spec["gangScheduler"] = copy.deepcopy(args["gang_scheduler"])
     obj: Obj = {"apiVersion": API_VERSION, "kind": CERTIFICATION,
-           "metadata": {"name": args["name"], "namespace": args["namespace"],
-                        "labels": {**args["labels"], LABEL_MANAGED_BY: MANAGER}},
-           "spec": spec}
+                "metadata": {"name": args["name"], "namespace": args["namespace"],
+                             "labels": {**args["labels"], LABEL_MANAGED_BY: MANAGER}},
+                "spec": spec}
     obj["spec"] = dump(parse_certification(obj))["spec"]
     category_build.check_categories(obj["spec"])
     return obj
@@ -361,4 +361,3 @@ def true_condition(workflow: Obj | None) -> Obj:
     """`{type, reason, message}` of the Workflow's True exclusive condition (empty strings when none)."""
     found = condition(workflow, true_type(workflow)) or {}
     return {k: found.get(k, "") for k in ("type", "reason", "message")}
-

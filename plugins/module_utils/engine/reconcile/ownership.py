@@ -7,7 +7,7 @@ terminating is retried, never adopted (NVCRE's later ADR: do not adopt an own te
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Union
 
 from ..api.actions import Create
 from ..api.objects import controlled_by, meta, owned_by
@@ -48,7 +48,7 @@ class Collision:
     message: str
 
 
-Decision = Adopt | Retry | Collision
+Decision = Union[Adopt, Retry, Collision]  # noqa: UP007 - ansible-test's pylint reads module_utils as older Python
 
 
 def _is_ours(live: dict[str, Any], uid: str, controller_only: bool) -> bool:
@@ -80,4 +80,4 @@ def on_exists(create: Create, live: dict[str, Any], owner_name: str) -> Decision
     if create.owner_uid and _is_ours(live, create.owner_uid, controller_only=False):
         return Adopt()
     return Collision(DEPENDENCY_NAME_COLLISION, f'dependency {kind} "{where}" already exists and is not owned by '
-                                           f'Workflow "{owner_name}"; refusing to adopt it')
+                                                f'Workflow "{owner_name}"; refusing to adopt it')

@@ -58,3 +58,12 @@ def test_several_problems_are_joined():
 ])
 def test_field_path(loc, path):
     assert models.field_path(loc) == path
+
+
+def test_the_models_api_version_type_is_the_vocabularys():
+    from typing import get_args
+
+    from ansible_collections.cre.certification.plugins.module_utils.engine.api.vocabulary import API_VERSION
+    from ansible_collections.cre.certification.plugins.module_utils.engine.models.common import ApiVersion
+
+    assert get_args(ApiVersion) == (API_VERSION,)

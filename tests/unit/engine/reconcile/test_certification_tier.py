@@ -20,7 +20,7 @@ CATEGORIES = [{"domain": "communication", "variant": "nccl-all-reduce"},
               {"domain": "training", "variant": "nemotron5-8b"}]
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 # nemotron5-56b needs more GPUs than one H100 node has: its build fails, the other two go on.
-RUN = ["communication/nccl-all-reduce", "training/nemotron5-56b", "communication/nccl-all-gather"]
+RUN = ("communication/nccl-all-reduce", "training/nemotron5-56b", "communication/nccl-all-gather")
 NAMES = ["c-communication-nccl-all-reduce", "c-training-nemotron5-56b", "c-communication-nccl-all-gather"]
 
 
@@ -53,7 +53,7 @@ def test_certification_progress(case):
 
 
 def desired(categories=RUN, **extra) -> dict:
-    args = {"name": "c", "namespace": "ns", "categories": categories, "target": {}, "gang_scheduler": None,
+    args = {"name": "c", "namespace": "ns", "categories": list(categories), "target": {}, "gang_scheduler": None,
             "options": {}, "labels": {}, **extra}
     return tier.desired_certification(args)
 
