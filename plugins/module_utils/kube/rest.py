@@ -134,11 +134,25 @@ class Kube:
                 return False
             raise
 
-    def log_tail(self, namespace: str, pod: str, container: str, lines: int = 800) -> str:
+    def pod_log(self, namespace: str, pod: str, container: str = "", since: str = "", timestamps: bool = False,
+                limit_bytes: int = 0, tail_lines: int = 0) -> str:
+        """A pod's log as the log endpoint serves it (`since`: RFC 3339, second precision); ApiException on error."""
         self._count("GET")
         path = f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(pod)}/log"
-        query = urlencode({"container": container, "tailLines": lines, "limitBytes": 32 * 1024})
-        _method, url, headers, _body, _post = self.api.param_serialize("GET", f"{path}?{query}", auth_settings=["BearerToken"])
+        params = {"container": container, "sinceTime": since, "timestamps": "true" if timestamps else "",
+                  "limitBytes": limit_bytes or "", "tailLines": tail_lines or ""}
+        query = urlencode({k: v for k, v in params.items() if v})
+        _method, url, headers, _body, _post = self.api.param_serialize(
+            "GET", f"{path}?{query}" if query else path, auth_settings=["BearerToken"])
         response = self.api.call_api("GET", url, header_params=headers)
         data = response.read()
-        return data.decode(errors="replace") if 200 <= response.status < 300 else ""
+        if not 200 <= response.status < 300:
+            raise ApiException(http_resp=response)
+        return data.decode(errors="replace") if data else ""
+
+    def log_tail(self, namespace: str, pod: str, container: str, lines: int = 800) -> str:
+        """The end of a failed container's log for failureLog; "" when it cannot be read (best effort)."""
+        try:
+            return self.pod_log(namespace, pod, container, tail_lines=lines, limit_bytes=32 * 1024)
+        except ApiException:
+            return ""

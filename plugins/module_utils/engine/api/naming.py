@@ -60,6 +60,11 @@ def job_name(workflow: str, group: str, iteration: int, single: bool) -> str:
     return truncate(name, JOB_MAX)
 
 
+def measurement_name(job: str, kind: str) -> str:
+    """A Job's measurement: `<job>-bandwidth` or `<job>-goodput`."""
+    return truncate(f"{job}-{kind}", GENERIC_MAX)
+
+
 def workload_name(job: str) -> str:
     """The TrainJob a Job creates: `<job>-workload`."""
     return truncate(f"{job}-workload", WORKLOAD_MAX)

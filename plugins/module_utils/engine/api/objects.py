@@ -106,6 +106,15 @@ def parse_duration(text: str) -> timedelta:
     return durationpy.from_str(text) if text else timedelta(0)
 
 
+def go_duration(seconds: int) -> str:
+    """Whole seconds as Go's time.Duration prints them (`1h2m3s`, `45s`, `0s`)."""
+    hours, rest = divmod(max(seconds, 0), 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes}m{secs}s"
+    return f"{minutes}m{secs}s" if minutes else f"{secs}s"
+
+
 def quantity(value: int | float | str) -> Decimal:
     """The value of a resource.Quantity (`8`, `"500m"`, `"1.5Gi"`); ValueError when it is not one."""
     return parse_quantity(value)

@@ -18,6 +18,9 @@ WORKFLOW = "Workflow"
 JOB = "Job"
 TRAINJOB = "TrainJob"
 TRAINING_RUNTIME = "TrainingRuntime"
+LOG_PROFILE = "LogProfile"
+BANDWIDTH_MEASUREMENT = "BandwidthMeasurement"
+GOODPUT_MEASUREMENT = "GoodputMeasurement"
 CLUSTER_TRAINING_RUNTIME = "ClusterTrainingRuntime"
 
 # ---------------------------------------------------------------- labels
@@ -36,6 +39,7 @@ RESERVED_LABEL_PREFIX = f"{GROUP}/"
 ANNOTATION_WORKFLOW_UID = f"{GROUP}/workflow-uid"
 ANNOTATION_GROUP_NODES = f"{GROUP}/group-nodes"
 ANNOTATION_TEST_SCALE = f"{GROUP}/requested-test-scale"
+ANNOTATION_JOB_UID = f"{GROUP}/job-uid"      # on a measurement: the Job it measures (a same-named later Job is not it)
 
 # ---------------------------------------------------------------- finalizers (a resident NVCRE's; we add none)
 FINALIZER_WORKFLOW = f"{GROUP}/workflow-finalizer"
@@ -48,6 +52,8 @@ FAILED = "Failed"
 EXCLUSIVE = (IN_PROGRESS, SUCCEEDED, FAILED)
 HARDWARE_FAILED = "HardwareFailed"
 VALIDATION_FAILED = "ValidationFailed"
+MEASURING = "Measuring"
+COMPLETE = "Complete"
 
 # ---------------------------------------------------------------- group phases (status.orchestration.groups[])
 PENDING = "Pending"
@@ -69,3 +75,21 @@ WORKLOAD_FAILED = "WorkloadFailed"
 WORKLOAD_CREATION_ERROR = "WorkloadCreationError"
 WORKLOAD_SCHEDULING_BLOCKED = "WorkloadSchedulingBlocked"
 HARDWARE_FAILURE_DETECTED = "HardwareFailureDetected"
+
+# measurements and thresholds (spec/measurements.md)
+JOB_RUNNING = "JobRunning"
+JOB_SUCCEEDED = "JobSucceeded"
+JOB_FAILED = "JobFailed"
+NO_DATA_COLLECTED = "NoDataCollected"
+LOGS_UNAVAILABLE = "LogsUnavailable"
+FINAL_READ_PENDING = "FinalReadPending"
+LOG_PROFILE_NOT_FOUND = "LogProfileNotFound"
+MEASUREMENT_CREATION_ERROR = "MeasurementCreationError"
+UNKNOWN_THRESHOLD_KEY = "UnknownThresholdKey"
+INVALID_THRESHOLD_EXPRESSION = "InvalidThresholdExpression"
+MEASUREMENT_TIMEOUT = "MeasurementTimeout"
+THRESHOLD_VIOLATED = "ThresholdViolated"
+THRESHOLDS_MET = "ThresholdsMet"
+WORKLOAD_STALLED = "WorkloadStalled"
+WORKLOAD_RESTARTING = "WorkloadRestarting"
+WORKLOAD_RESTARTED = "WorkloadRestarted"

@@ -32,13 +32,14 @@ from ..api.vocabulary import (
     IN_PROGRESS,
     SUCCEEDED,
     TRAINJOB,
+    VALIDATION_FAILED,
     WORKLOAD_CREATION_ERROR,
     WORKLOAD_FAILED,
     WORKLOAD_SCHEDULING_BLOCKED,
 )
 from ..models.job import DEFAULT_SCHEDULING_STALL_GRACE_SECONDS
 from ..plan import workload
-from . import attribution, health
+from . import attribution, health, job_measurements, job_validation
 from .world import JobWorld
 
 WORKLOAD_CREATED = "WorkloadCreated"
@@ -56,9 +57,11 @@ Obj = dict[str, Any]
 def reconcile(world: JobWorld) -> Step:
     job = world.job
     status = job.get("status") or {}
+    now = world.now or datetime.now(UTC)
+    if job_validation.awaiting(job):
+        return _validate(world, now)
     if is_true(job, SUCCEEDED) or is_true(job, FAILED):
         return Step(terminal=True)  # checks stop; attribution was written with the terminal condition
-    now = world.now or datetime.now(UTC)
     ref = status.get("workloadRef")
     live = world.workload if _ours(world.workload, job, ref) else None
     if not ref:
@@ -87,7 +90,25 @@ def reconcile(world: JobWorld) -> Step:
     if outcome[0] == FAILED:
         _attribute_failure(world, new, outcome[2])
     set_exclusive(new, *outcome, _generation(job), now)
-    return Step(_write(job, new), requeue_after=requeue, terminal=outcome[0] != IN_PROGRESS)
+    if outcome[0] == SUCCEEDED:
+        requeue = job_validation.check(job, new, world.measurements, world.pods, now)
+    creates = _measurements(world) if live is not None else []
+    return Step(creates + _write(job, new), requeue_after=requeue,
+                terminal=outcome[0] != IN_PROGRESS and requeue is None)
+
+
+def _measurements(world: JobWorld) -> list[Action]:
+    """Create the measurements the Job asks for that do not exist yet (an existing one is left alone)."""
+    existing = {(m.get("kind"), (m.get("metadata") or {}).get("name")) for m in world.measurements}
+    return [Create(m, owner_uid=m["metadata"]["ownerReferences"][0].get("uid", ""))
+            for m in job_measurements.wanted(world.job) if (m["kind"], m["metadata"]["name"]) not in existing]
+
+
+def _validate(world: JobWorld, now: datetime) -> Step:
+    """A Succeeded Job still waiting for its threshold verdict."""
+    new = copy.deepcopy(world.job.get("status") or {})
+    requeue = job_validation.check(world.job, new, world.measurements, world.pods, now)
+    return Step(_write(world.job, new), requeue_after=requeue, terminal=requeue is None)
 
 
 def fail(world: JobWorld, reason: str, message: str) -> Step:
@@ -241,6 +262,11 @@ def _write(job: Obj, new: Obj) -> list[Action]:
     hw_before, hw_after = condition(job, HARDWARE_FAILED), condition(updated, HARDWARE_FAILED)
     if hw_after and (hw_before or {}).get("message") != hw_after["message"]:
         actions.append(Event(job, "Warning", hw_after["reason"], hw_after["message"]))
+    verdict = condition(updated, VALIDATION_FAILED)
+    if verdict and condition(job, VALIDATION_FAILED) is None:
+        # A failed verdict warns; a pass is a Normal event the first time it is set (NVCRE 01a04aaf).
+        kind = "Warning" if verdict["status"] == "True" else "Normal"
+        actions.append(Event(job, kind, verdict["reason"], verdict["message"]))
     return actions
 
 

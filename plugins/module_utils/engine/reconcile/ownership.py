@@ -14,7 +14,9 @@ from ..api.objects import controlled_by, meta, owned_by
 from ..api.vocabulary import (
     ANNOTATION_WORKFLOW_UID,
     API_VERSION,
+    BANDWIDTH_MEASUREMENT,
     DEPENDENCY_NAME_COLLISION,
+    GOODPUT_MEASUREMENT,
     JOB,
     JOB_NAME_COLLISION,
     TRAINER_API_VERSION,
@@ -23,6 +25,8 @@ from ..api.vocabulary import (
     WORKLOAD_CREATION_ERROR,
 )
 
+# Kinds whose existing namesake counts as created (the Job tier's measurements).
+LEFT_ALONE = {(API_VERSION, BANDWIDTH_MEASUREMENT), (API_VERSION, GOODPUT_MEASUREMENT)}
 # Kinds adopted only under their controller: (kind, controller kind, collision reason).
 CONTROLLED = {(API_VERSION, JOB): (JOB, WORKFLOW, JOB_NAME_COLLISION),
               (TRAINER_API_VERSION, TRAINJOB): (TRAINJOB, JOB, WORKLOAD_CREATION_ERROR)}
@@ -63,6 +67,8 @@ def on_exists(create: Create, live: dict[str, Any], owner_name: str) -> Decision
     obj = create.obj
     name, namespace = meta(obj).get("name", ""), meta(obj).get("namespace", "")
     terminating = bool((live.get("metadata") or {}).get("deletionTimestamp"))
+    if (obj.get("apiVersion"), obj.get("kind")) in LEFT_ALONE:
+        return Adopt()  # NVCRE leaves an existing measurement of the name alone: AlreadyExists is success
     controlled = CONTROLLED.get((obj.get("apiVersion", ""), obj.get("kind", "")))
     if controlled:
         # A Job is ours only when this Workflow controls it (§8.3); a workload, when its Job does.

@@ -31,3 +31,5 @@ class JobWorld:
     nodes: dict[str, Obj] = field(default_factory=dict)
     logs: dict[str, str] = field(default_factory=dict)
     now: datetime | None = None
+    # The Bandwidth/GoodputMeasurements whose jobRef names this Job (thresholds read them).
+    measurements: list[Obj] = field(default_factory=list)

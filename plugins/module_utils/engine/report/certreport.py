@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from datetime import datetime
 from typing import Any
 
+from ..api.objects import go_duration
 from ..api.vocabulary import ANNOTATION_TEST_SCALE
 from ..reconcile.certification_tier import workflow_phase
 
@@ -40,15 +41,6 @@ def _true_condition(workflow: dict | None, kind: str) -> dict | None:
 
 def _parse_time(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
-
-
-def go_duration(seconds: int) -> str:
-    """Whole seconds as Go's time.Duration prints them (`1h2m3s`, `45s`, `0s`)."""
-    hours, rest = divmod(max(seconds, 0), 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes}m{secs}s"
-    return f"{minutes}m{secs}s" if minutes else f"{secs}s"
 
 
 def _runtime(workflow: dict | None, phase: str) -> str:
