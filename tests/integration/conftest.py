@@ -65,6 +65,11 @@ def install_crds(kube: client.ApiClient) -> client.CustomObjectsApi:
             assert time.monotonic() < deadline, f"CRD {name} not Established"
             time.sleep(0.2)
     time.sleep(1)  # discovery of the new kinds
+    for path in sorted((ROOT / "logprofiles").glob("*.yaml")):  # the built-in LogProfiles, as roles/crds applies them
+        profile = yaml.safe_load(path.read_text())
+        api.patch_cluster_custom_object("nvcre.nvidia.com", "v1alpha1", "logprofiles", profile["metadata"]["name"],
+                                        profile, field_manager="cre-certification-tests", force=True,
+                                        _content_type="application/apply-patch+yaml")
     return api
 
 

@@ -16,9 +16,11 @@ from typing import Any
 from ..engine.api import naming
 from ..engine.api.actions import Ref, Step
 from ..engine.api.errors import InputError
-from ..engine.api.objects import condition, parse_time, terminal, true_type
+from ..engine.api.objects import condition, is_true, parse_time, terminal, true_type
 from ..engine.api.vocabulary import (
     API_VERSION,
+    BANDWIDTH_MEASUREMENT,
+    COMPLETE,
     DEPENDENCY_CREATION_ERROR,
     FINALIZER_WORKFLOW,
     IN_PROGRESS,
@@ -33,13 +35,15 @@ from ..engine.plan import detect, render
 from ..engine.reconcile import job_tier, node_results, status, workflow_tier
 from ..engine.reconcile.world import JobWorld, WorkflowWorld
 from ..kube.rest import ApiException, Kube
-from . import execute
+from . import execute, measurements
 from .errors import DriverError
 
 # A resident controller's leader-election lease: a name like these, renewed within this window.
 LEASE_HINTS = ("nvcre", "cluster-readiness-engine")
 LEASE_FRESH = timedelta(seconds=60)
 RESOURCE_API_VERSION = "resource.k8s.io/v1"
+# After the Workflow ends, how long the run keeps reading the logs its measurements still need.
+MEASUREMENT_WIND_DOWN = timedelta(minutes=3)
 
 Progress = Callable[[str], None]
 
@@ -73,6 +77,8 @@ class Driver:
         self._last_line = ""
         self.writes = 0
         self._writes_lock = threading.Lock()  # Job passes run concurrently
+        self.bandwidth = measurements.BandwidthPass(kube, namespace)
+        self.measurements: list[dict[str, Any]] = []
 
     def workflow(self) -> dict[str, Any]:
         wf = self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, self.name))
@@ -97,6 +103,7 @@ class Driver:
             if cm is not None:
                 configmaps[cm_name] = cm
         dependencies = self._dependencies(wf)
+        self.measurements = measurements.list_measurements(self.kube, ns, self.name) if jobs else []
         world = WorkflowWorld(wf, jobs, nodes, pods, configmaps, dependencies, now, self._resource_slices(wf, nodes))
         job_worlds = {}
         for name, job in jobs.items():
@@ -105,7 +112,8 @@ class Driver:
                 job, workloads.get(f"{name}-workload"), job_pods,
                 {p["spec"]["nodeName"]: by_name[p["spec"]["nodeName"]] for p in job_pods
                  if (p.get("spec") or {}).get("nodeName") in by_name},
-                self._logs(job, job_pods), now)
+                self._logs(job, job_pods), now,
+                [m for m in self.measurements if ((m.get("spec") or {}).get("jobRef") or {}).get("name") == name])
         return world, job_worlds
 
     def _dependencies(self, wf: dict[str, Any]) -> dict[Ref, dict[str, Any]]:
@@ -159,18 +167,29 @@ class Driver:
         deadline = start + timeout
         wf = self.workflow()
         refuse_resident_controller(self.kube, wf, datetime.now(UTC))
+        wind_down: float | None = None
         while True:
-            world, job_worlds = self.observe(wf, datetime.now(UTC))
+            now = datetime.now(UTC)
+            world, job_worlds = self.observe(wf, now)
             acted, requeue = False, [poll_interval]
             if not terminal(wf):
                 # Each Job's actions touch only that Job and its workload: the Jobs go in parallel.
                 with ThreadPoolExecutor(execute.CONCURRENCY) as pool:
                     acted = any(list(pool.map(functools.partial(self._job_pass, requeue=requeue), job_worlds.values())))
+            # Measurements before the Workflow tier: a Job it is about to delete still has its log to read.
+            acted |= self._measurement_pass(world, now, requeue)
+            if not terminal(wf):
                 acted |= self._workflow_pass(world, requeue)
             wf = self.workflow()
             counts = _counts(wf)
             self._report(wf, counts, time.monotonic() - start)
-            done = terminal(wf) or (until_iteration and counts["iterations"]["completed"] >= until_iteration)
+            if terminal(wf) and wind_down is None:
+                wind_down = time.monotonic() + MEASUREMENT_WIND_DOWN.total_seconds()
+            measuring = wind_down is not None and time.monotonic() < wind_down and any(
+                m.get("kind") == BANDWIDTH_MEASUREMENT and not is_true(m, COMPLETE)
+                for m in measurements.list_measurements(self.kube, self.namespace, self.name))
+            done = (terminal(wf) and not measuring) or bool(
+                until_iteration and counts["iterations"]["completed"] >= until_iteration)
             if done or time.monotonic() > deadline:
                 return {**self._summary(wf, counts, self.writes, time.monotonic() - start), "timed_out": not done}
             if not acted:
@@ -194,6 +213,12 @@ class Driver:
         if problem:
             self._apply(job_tier.create_failed(jw, problem), name, requeue)
         return outcome.done > 0 or bool(problem)
+
+    def _measurement_pass(self, world: WorkflowWorld, now: datetime, requeue: list[float]) -> bool:
+        acted = False
+        for name, step in self.bandwidth.steps(self.measurements, world.jobs, world.pods, now):
+            acted |= self._apply(step, name, requeue).done > 0
+        return acted
 
     def _workflow_pass(self, world: WorkflowWorld, requeue: list[float]) -> bool:
         outcome = self._apply(workflow_tier.reconcile(world), self.name, requeue)

@@ -37,6 +37,7 @@ from ..api.vocabulary import (
 )
 from ..models import dump, parse_certification
 from ..plan import category_build, detect, render
+from ..spec import thresholds
 
 # The spec names ThresholdViolation as a Certification reason but gives no message; this one says what happened.
 VALIDATION_MESSAGE = "One or more certification categories failed performance threshold validation"
@@ -67,6 +68,11 @@ def desired_certification(args: Obj) -> Obj:
                 "spec": spec}
     obj["spec"] = dump(parse_certification(obj))["spec"]
     category_build.check_categories(obj["spec"])
+    # Thresholds NVCRE would only judge after the run (UnknownThresholdKey) are refused before anything is written.
+    thresholds.validate(args["options"].get("thresholds") or {}, "options.thresholds")
+    for index, category in enumerate(obj["spec"]["categories"]):
+        thresholds.validate((category.get("options") or {}).get("thresholds") or {},
+                            f"categories[{index}].options.thresholds")
     return obj
 
 

@@ -2,8 +2,9 @@
 
 The simulator is an object store keyed by Ref (resourceVersion bumps, UID preconditions, AlreadyExists
 answered by ownership.on_exists) plus a fake Job tier that gives each Job the outcome its scenario lists
-for that attempt. The kill test stops the driver after every possible action and checks that resuming
-from the store alone ends exactly where the uninterrupted run does.
+for that attempt; a succeeded Job's thresholds are judged by the real Job tier. The kill test stops the
+driver after every possible action and checks that resuming from the store alone ends exactly where the
+uninterrupted run does.
 """
 from __future__ import annotations
 
@@ -27,12 +28,13 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.api.actio
 )
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import (
+    job_tier,
     node_results,
     ownership,
     status,
     workflow_tier,
 )
-from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile.world import WorkflowWorld
+from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile.world import JobWorld, WorkflowWorld
 
 DATA = Path(__file__).parents[1] / "data" / "reconcile_workflow"
 BASE = yaml.safe_load((Path(__file__).parents[1] / "data" / "render" / "_workflow.yaml").read_text())
@@ -158,8 +160,6 @@ class Sim:
             conds = [("InProgress", "WorkloadRunning", "Workload 1/1 is running")]
         elif result == "Succeeded":
             conds = [("Succeeded", "WorkloadCompleted", "Workload 1/1 completed successfully")]
-            if job["spec"].get("thresholds"):
-                conds.append(("ValidationFailed", "ThresholdsMet", "All performance thresholds satisfied", "False"))
         else:
             conds = [("Failed", "WorkloadFailed", "Workload 1/1 failed: exit 1")]
             if result == "HardwareFailed":
@@ -173,6 +173,22 @@ class Sim:
         phase = {"Running": "Running", "Succeeded": "Succeeded"}.get(result, "Failed")
         self.pods[name] = [{"metadata": {"name": f"{name}-{i}"}, "spec": {"nodeName": n}, "status": {"phase": phase}}
                            for i, n in enumerate(nodes)]
+        if result == "Succeeded" and job["spec"].get("thresholds"):
+            self.validate(job, outcome.get("bus_bw", "847.12"))
+
+    def validate(self, job: dict, bus_bw: str) -> None:
+        """The real Job tier judges the thresholds, from the Job's final BandwidthMeasurement."""
+        measurement = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "BandwidthMeasurement",
+                       "metadata": {"name": f"{job['metadata']['name']}-bandwidth",
+                                    "annotations": {"nvcre.nvidia.com/job-uid": job["metadata"]["uid"]}},
+                       "spec": {"jobRef": {"name": job["metadata"]["name"]}},
+                       "status": {"results": [{"sizeBytes": 8589934592, "algBW": "451.80", "busBW": bus_bw, "samples": 1}],
+                                  "conditions": [{"type": "Complete", "status": "True", "reason": "JobSucceeded"}]}}
+        step = job_tier.reconcile(JobWorld(copy.deepcopy(job), pods=self.pods[job["metadata"]["name"]],
+                                           measurements=[measurement], now=self.now))
+        for action in step.actions:
+            if isinstance(action, UpdateStatus):
+                job["status"] = action.obj["status"]
 
     # -- the loop
 

@@ -1,0 +1,168 @@
+"""The BandwidthMeasurement tier (spec/measurements.md §2.3–§2.6) without a cluster: running samples read a
+window and average, the final read replaces them, the terminal reasons and messages, the Job gone."""
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime, timedelta
+
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Event, UpdateStatus
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import builtin_profile
+from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import bandwidth_tier as tier
+
+NOW = datetime(2026, 3, 2, 10, 5, tzinfo=UTC)
+DONE = NOW - timedelta(seconds=20)
+TABLE = """nccl-w-0:211:211 [0] NCCL INFO Using network IB
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+           8             2     float     sum      -1    31.42    0.00    0.00      0    30.98    0.00    0.00      0
+     1048576        262144     float     sum      -1    72.17   14.53   27.24      0    71.90   14.58   27.34      0
+   134217728      33554432     float     sum      -1   1402.6   95.69  179.42      0   1398.4   95.98  179.96      0
+  8589934592    2147483648     float     sum      -1  19012.7  451.80  847.12      0  18990.1  452.34  848.14      0
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 263.45
+"""
+LOG = "".join(f"2026-03-02T10:00:05.123456789Z {line}\n" for line in TABLE.splitlines())
+SIZES = [8, 1048576, 134217728, 8589934592]
+
+
+def job(condition: str = "InProgress", uid: str = "job-uid") -> dict:
+    return {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job",
+            "metadata": {"name": "j", "namespace": "ns", "uid": uid},
+            "spec": {"measurementTimeout": "1m"},
+            "status": {"workloadRef": {"name": "j-workload"},
+                       "conditions": [{"type": condition, "status": "True",
+                                       "lastTransitionTime": "2026-03-02T10:04:40Z"}]}}
+
+
+def pod(phase: str = "Running") -> dict:
+    return {"metadata": {"name": "j-workload-launcher-0-0", "creationTimestamp": "2026-03-02T10:00:00Z",
+                         "labels": {"jobset.sigs.k8s.io/jobset-name": "j-workload",
+                                    "jobset.sigs.k8s.io/replicatedjob-name": "launcher",
+                                    "batch.kubernetes.io/job-completion-index": "0"}},
+            "status": {"phase": phase, "startTime": "2026-03-02T10:00:00Z",
+                       "containerStatuses": [{"name": "node", "restartCount": 0, "state": {"running": {}}}]}}
+
+
+def measurement(status: dict | None = None) -> dict:
+    return {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "BandwidthMeasurement",
+            "metadata": {"name": "j-bandwidth", "namespace": "ns", "generation": 1,
+                         "annotations": {"nvcre.nvidia.com/job-uid": "job-uid"}},
+            "spec": {"jobRef": {"apiGroup": "nvcre.nvidia.com", "kind": "Job", "name": "j"},
+                     "logProfileRef": "nccl-bandwidth", "sampleInterval": "30s"},
+            "status": status or {}}
+
+
+def world(m: dict, j: dict | None, p: dict | None = None, **kw) -> tier.BandwidthWorld:
+    return tier.BandwidthWorld(m, j, [p] if p else [], builtin_profile("nccl-bandwidth"), "", NOW, **kw)
+
+
+def written(step: tier.BandwidthStep) -> dict:
+    return next(a.obj for a in step.step.actions if isinstance(a, UpdateStatus))["status"]
+
+
+def cond(status: dict, kind: str) -> dict:
+    return next(c for c in status["conditions"] if c["type"] == kind)
+
+
+def test_a_running_sample_reads_the_window_since_the_last_read_and_averages():
+    w = world(measurement(), job(), pod(), last_fetch=NOW - timedelta(seconds=40))
+    first = tier.reconcile(w)
+    assert first.read == tier.Read("j-workload-launcher-0-0", "", NOW - timedelta(seconds=41))
+    w.log = tier.LogRead(LOG)
+    step = tier.reconcile(w)
+    status = written(step)
+    assert [r["sizeBytes"] for r in status["results"]] == SIZES
+    assert status["results"][3] == {"sizeBytes": 8589934592, "algBW": "451.80", "busBW": "847.12", "samples": 1}
+    assert status["transport"] == ["IB"]
+    assert (cond(status, "Measuring")["status"], cond(status, "Measuring")["reason"]) == ("True", "JobRunning")
+    assert cond(status, "Measuring")["message"] == "Referenced Job is running, measurement in progress"
+    assert step.sampled and step.fetched and step.step.requeue_after == 30.0
+    again = tier.reconcile(world(measurement(status), job(), pod(), last_fetch=NOW, log=tier.LogRead(LOG)))
+    assert written(again)["results"][3]["samples"] == 2  # overlapping windows double-count: provisional
+
+
+def test_the_throttle_waits_for_the_sample_interval():
+    step = tier.reconcile(world(measurement(), job(), pod(), last_sample=NOW - timedelta(seconds=10)))
+    assert step.read is None and step.step.actions == [] and step.step.requeue_after == 20.0
+
+
+def test_the_final_read_replaces_provisional_results():
+    provisional = {"results": [{"sizeBytes": 8, "algBW": "9.00", "busBW": "9.00", "samples": 5}]}
+    w = world(measurement(provisional), job("Succeeded"), pod("Succeeded"))
+    assert tier.reconcile(w).read == tier.Read("j-workload-launcher-0-0", "", None)
+    w.log = tier.LogRead(LOG)
+    step = tier.reconcile(w)
+    status = written(step)
+    assert [r["samples"] for r in status["results"]] == [1, 1, 1, 1] and status["results"][0]["busBW"] == "0.00"
+    assert status["completionTime"] == "2026-03-02T10:04:40Z"  # the Job's terminal time, not the pass's
+    for kind, value in (("Measuring", "False"), ("Complete", "True")):
+        assert (cond(status, kind)["status"], cond(status, kind)["reason"], cond(status, kind)["message"]) == (
+            value, "JobSucceeded", "Job succeeded")
+    assert step.step.terminal
+
+
+def test_a_succeeded_job_without_rows_is_no_data():
+    w = world(measurement(), job("Succeeded"), pod("Succeeded"), log=tier.LogRead("2026-03-02T10:00:05Z hello\n"))
+    status = written(tier.reconcile(w))
+    assert (cond(status, "Complete")["reason"], cond(status, "Complete")["message"]) == (
+        "NoDataCollected", "Job succeeded but no bandwidth data was parsed; check spec.logProfileRef")
+    assert status["results"] == []
+
+
+def test_a_final_read_that_fails_waits_within_the_grace_then_gives_up():
+    w = world(measurement(), job("Succeeded"), pod("Succeeded"), log=tier.LogRead(error="reading log of pod p: boom"))
+    step = tier.reconcile(w)
+    status = written(step)
+    assert (cond(status, "Measuring")["reason"], cond(status, "Measuring")["message"]) == (
+        "FinalReadPending", "Job succeeded; waiting to read its complete log")
+    assert [(a.reason, a.message) for a in step.step.actions if isinstance(a, Event)] == [
+        ("FinalReadPending", "Final log read failed, retrying: reading log of pod p: boom")]
+    assert step.step.requeue_after == 15.0 and not step.step.terminal
+    pending = copy.deepcopy(status)
+    pending["conditions"][0]["lastTransitionTime"] = "2026-03-02T10:02:00Z"  # three minutes ago: past 2m grace
+    late = written(tier.reconcile(world(measurement(pending), job("Succeeded"), pod("Succeeded"),
+                                        log=tier.LogRead(error="reading log of pod p: boom"))))
+    assert (cond(late, "Complete")["reason"], cond(late, "Complete")["message"]) == (
+        "LogsUnavailable",
+        "Job succeeded but its log could not be read in full (reading log of pod p: boom); no bandwidth data was parsed")
+
+
+def test_a_pod_that_has_not_finished_is_retried_as_a_pending_final_read():
+    step = tier.reconcile(world(measurement(), job("Succeeded"), pod("Running")))
+    assert step.read is None
+    assert [a.message for a in step.step.actions if isinstance(a, Event)] == [
+        "Final log read failed, retrying: pod j-workload-launcher-0-0 has not finished (Running)"]
+
+
+def test_a_failed_job_is_complete_with_what_one_read_gives():
+    status = written(tier.reconcile(world(measurement(), job("Failed"), pod("Failed"), log=tier.LogRead(LOG))))
+    assert cond(status, "Complete")["reason"] == "JobFailed" and cond(status, "Complete")["message"] == "Job failed"
+    assert len(status["results"]) == 4
+
+
+def test_the_job_gone_or_replaced():
+    gone = written(tier.reconcile(world(measurement(), None)))
+    assert (cond(gone, "Complete")["reason"], cond(gone, "Complete")["message"]) == (
+        "NoDataCollected", "Referenced Job no longer exists; no bandwidth data was parsed")
+    with_rows = measurement({"results": [{"sizeBytes": 8, "algBW": "1.00", "busBW": "1.00", "samples": 1}]})
+    replaced = written(tier.reconcile(world(with_rows, job(uid="another"), pod())))
+    assert (cond(replaced, "Complete")["reason"], cond(replaced, "Complete")["message"]) == (
+        "LogsUnavailable", "Referenced Job no longer exists; results are provisional and are not used for threshold "
+                           "evaluation")
+
+
+def test_a_missing_profile_is_reported_and_retried():
+    w = tier.BandwidthWorld(measurement(), job(), [pod()], None, 'logprofiles.nvcre.nvidia.com "x" not found', NOW)
+    step = tier.reconcile(w)
+    status = written(step)
+    message = ('LogProfile "nccl-bandwidth" could not be resolved: getting LogProfile nccl-bandwidth: '
+               'logprofiles.nvcre.nvidia.com "x" not found')
+    assert (cond(status, "Measuring")["status"], cond(status, "Measuring")["reason"],
+            cond(status, "Measuring")["message"]) == ("False", "LogProfileNotFound", message)
+    assert not step.step.terminal and step.step.requeue_after == 30.0
+
+
+def test_a_complete_measurement_is_left_alone():
+    done = measurement({"conditions": [{"type": "Complete", "status": "True", "reason": "JobSucceeded"}]})
+    step = tier.reconcile(world(done, job("Succeeded"), pod("Succeeded")))
+    assert step.step.terminal and step.step.actions == [] and step.read is None
