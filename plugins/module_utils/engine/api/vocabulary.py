@@ -18,10 +18,10 @@ WORKFLOW = "Workflow"
 JOB = "Job"
 TRAINJOB = "TrainJob"
 TRAINING_RUNTIME = "TrainingRuntime"
+CLUSTER_TRAINING_RUNTIME = "ClusterTrainingRuntime"
 LOG_PROFILE = "LogProfile"
 BANDWIDTH_MEASUREMENT = "BandwidthMeasurement"
 GOODPUT_MEASUREMENT = "GoodputMeasurement"
-CLUSTER_TRAINING_RUNTIME = "ClusterTrainingRuntime"
 
 # ---------------------------------------------------------------- labels
 LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
@@ -52,7 +52,7 @@ FAILED = "Failed"
 EXCLUSIVE = (IN_PROGRESS, SUCCEEDED, FAILED)
 HARDWARE_FAILED = "HardwareFailed"
 VALIDATION_FAILED = "ValidationFailed"
-MEASURING = "Measuring"
+MEASURING = "Measuring"                        # BandwidthMeasurement / GoodputMeasurement
 COMPLETE = "Complete"
 
 # ---------------------------------------------------------------- group phases (status.orchestration.groups[])
@@ -75,8 +75,10 @@ WORKLOAD_FAILED = "WorkloadFailed"
 WORKLOAD_CREATION_ERROR = "WorkloadCreationError"
 WORKLOAD_SCHEDULING_BLOCKED = "WorkloadSchedulingBlocked"
 HARDWARE_FAILURE_DETECTED = "HardwareFailureDetected"
+WORKLOAD_STALLED = "WorkloadStalled"
+WORKLOAD_RESTARTING = "WorkloadRestarting"
 
-# measurements and thresholds (spec/measurements.md)
+# ---------------------------------------------------------------- measurement reasons (measurements.md §2-§3)
 JOB_RUNNING = "JobRunning"
 JOB_SUCCEEDED = "JobSucceeded"
 JOB_FAILED = "JobFailed"
@@ -85,11 +87,11 @@ LOGS_UNAVAILABLE = "LogsUnavailable"
 FINAL_READ_PENDING = "FinalReadPending"
 LOG_PROFILE_NOT_FOUND = "LogProfileNotFound"
 MEASUREMENT_CREATION_ERROR = "MeasurementCreationError"
+WORKLOAD_RESTARTED = "WorkloadRestarted"           # a GoodputMeasurement interruption
+
+# ---------------------------------------------------------------- threshold reasons (Job ValidationFailed, §4)
 UNKNOWN_THRESHOLD_KEY = "UnknownThresholdKey"
 INVALID_THRESHOLD_EXPRESSION = "InvalidThresholdExpression"
 MEASUREMENT_TIMEOUT = "MeasurementTimeout"
 THRESHOLD_VIOLATED = "ThresholdViolated"
 THRESHOLDS_MET = "ThresholdsMet"
-WORKLOAD_STALLED = "WorkloadStalled"
-WORKLOAD_RESTARTING = "WorkloadRestarting"
-WORKLOAD_RESTARTED = "WorkloadRestarted"

@@ -1,4 +1,4 @@
-"""pydantic models of nvcre.nvidia.com/v1alpha1 Workflow, Job and Certification (the source of the CRDs)."""
+"""pydantic models of the nvcre.nvidia.com/v1alpha1 kinds (the source of the CRDs)."""
 from __future__ import annotations
 
 from typing import Any
@@ -14,11 +14,13 @@ from .job import (
     Job,
     JobSpec,
 )
+from .measurement import DEFAULT_SAMPLE_INTERVAL, BandwidthMeasurement, GoodputMeasurement, LogProfile
 from .parse import dump, field_path, parse
 from .workflow import Workflow, WorkflowSpec
 
 # The kinds we serve (the CRD generator walks them).
-KINDS: dict[str, type] = {"Workflow": Workflow, "Job": Job, "Certification": Certification}
+KINDS: dict[str, type] = {"Workflow": Workflow, "Job": Job, "Certification": Certification, "LogProfile": LogProfile,
+                          "BandwidthMeasurement": BandwidthMeasurement, "GoodputMeasurement": GoodputMeasurement}
 
 
 def parse_workflow(obj: dict[str, Any]) -> Workflow:
@@ -35,7 +37,8 @@ def parse_certification(obj: dict[str, Any]) -> Certification:
 
 __all__ = [
     "API_VERSION", "GROUP", "VERSION", "KINDS", "DEFAULT_QUEUE", "DEFAULT_QUEUE_LABEL_KEY", "DEFAULT_MEASUREMENT_TIMEOUT",
-    "DEFAULT_SCHEDULING_STALL_GRACE_SECONDS", "DEFAULT_STARTUP_STALL_TIMEOUT_SECONDS", "CategoryOptions",
-    "Certification", "CertificationSpec", "GangSchedulerSpec", "Job", "JobSpec", "Workflow", "WorkflowSpec",
+    "DEFAULT_SAMPLE_INTERVAL", "DEFAULT_SCHEDULING_STALL_GRACE_SECONDS", "DEFAULT_STARTUP_STALL_TIMEOUT_SECONDS",
+    "BandwidthMeasurement", "CategoryOptions", "Certification", "CertificationSpec", "GangSchedulerSpec",
+    "GoodputMeasurement", "Job", "JobSpec", "LogProfile", "Workflow", "WorkflowSpec",
     "WorkloadMetadata", "dump", "field_path", "parse", "parse_certification", "parse_job", "parse_workflow",
 ]

@@ -234,7 +234,7 @@ Conditions = Annotated[list[Condition], Field(json_schema_extra=list_map("type")
 
 
 class LocalObjectRef(K8sModel):
-    """corev1.TypedLocalObjectReference (here always {kind: ConfigMap, name})."""
+    """corev1.TypedLocalObjectReference (a Workflow's ConfigMaps, a measurement's Job)."""
 
     model_config = ConfigDict(json_schema_extra={"x-kubernetes-map-type": "atomic"})
 

@@ -7,7 +7,7 @@ attached to the models (`x-kubernetes-*`) pass through.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 from pydantic import BaseModel
@@ -20,9 +20,28 @@ _VALIDATIONS = "x-kubernetes-validations"
 _STATUS = '.status.conditions[?(@.status=="True")]'
 _AGE = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
 
-# Per kind: plural and the printer columns a user wants in `kubectl get`.
-KIND_INFO: dict[str, tuple[str, list[dict[str, Any]]]] = {
-    "Workflow": ("workflows", [
+_COMPLETE = '.status.conditions[?(@.type=="Complete")]'
+
+
+class KindInfo(NamedTuple):
+    """How a kind is served: its plural, the printer columns a user wants in `kubectl get`, its scope, and
+    whether status is a subresource (a LogProfile is plain cluster-wide data with no status)."""
+
+    plural: str
+    columns: list[dict[str, Any]]
+    scope: str = "Namespaced"
+    status: bool = True
+
+
+_MEASUREMENT_COLUMNS: list[dict[str, Any]] = [
+    {"name": "Job", "type": "string", "jsonPath": ".spec.jobRef.name"},
+    {"name": "Profile", "type": "string", "jsonPath": ".spec.logProfileRef", "priority": 1},
+    {"name": "Complete", "type": "string", "jsonPath": f"{_COMPLETE}.status"},
+    {"name": "Reason", "type": "string", "jsonPath": f"{_COMPLETE}.reason"},
+]
+
+KIND_INFO: dict[str, KindInfo] = {
+    "Workflow": KindInfo("workflows", [
         {"name": "Status", "type": "string", "jsonPath": f"{_STATUS}.type"},
         {"name": "Reason", "type": "string", "jsonPath": f"{_STATUS}.reason", "priority": 1},
         {"name": "Placement", "type": "string", "jsonPath": ".status.orchestration.placement"},
@@ -32,15 +51,25 @@ KIND_INFO: dict[str, tuple[str, list[dict[str, Any]]]] = {
         {"name": "Groups", "type": "integer", "jsonPath": ".status.orchestration.totalGroups"},
         {"name": "Iteration", "type": "integer", "jsonPath": ".status.orchestration.currentIteration"},
         _AGE]),
-    "Job": ("jobs", [
+    "Job": KindInfo("jobs", [
         {"name": "Status", "type": "string", "jsonPath": f"{_STATUS}.type"},
         {"name": "Reason", "type": "string", "jsonPath": f"{_STATUS}.reason"},
         {"name": "Workload", "type": "string", "jsonPath": ".status.workloadRef.name", "priority": 1},
         {"name": "Restarts", "type": "integer", "jsonPath": ".status.restartCount"},
         _AGE]),
-    "Certification": ("certifications", [
+    "Certification": KindInfo("certifications", [
         {"name": "Status", "type": "string", "jsonPath": f"{_STATUS}.type"},
         {"name": "Reason", "type": "string", "jsonPath": f"{_STATUS}.reason"},
+        _AGE]),
+    "LogProfile": KindInfo("logprofiles", [
+        {"name": "Workers", "type": "string", "jsonPath": ".spec.workerStrategy.type"},
+        {"name": "Layout", "type": "string", "jsonPath": ".spec.timestamp.layout", "priority": 1},
+        _AGE], scope="Cluster", status=False),
+    "BandwidthMeasurement": KindInfo("bandwidthmeasurements", [*_MEASUREMENT_COLUMNS, _AGE]),
+    "GoodputMeasurement": KindInfo("goodputmeasurements", [
+        *_MEASUREMENT_COLUMNS,
+        {"name": "Goodput", "type": "string", "jsonPath": ".status.result"},
+        {"name": "Step", "type": "integer", "jsonPath": ".status.currentStep"},
         _AGE]),
 }
 
@@ -113,29 +142,29 @@ def open_api_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def crd(kind: str) -> dict[str, Any]:
-    plural, columns = KIND_INFO[kind]
+    info = KIND_INFO[kind]
+    version: dict[str, Any] = {"name": VERSION, "served": True, "storage": True}
+    if info.status:
+        version["subresources"] = {"status": {}}
+    version["additionalPrinterColumns"] = info.columns
+    version["schema"] = {"openAPIV3Schema": open_api_schema(KINDS[kind])}
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{GROUP}", "labels": {"app.kubernetes.io/part-of": "cre.certification"}},
+        "metadata": {"name": f"{info.plural}.{GROUP}", "labels": {"app.kubernetes.io/part-of": "cre.certification"}},
         "spec": {
             "group": GROUP,
-            "names": {"kind": kind, "listKind": f"{kind}List", "plural": plural, "singular": kind.lower(),
+            "names": {"kind": kind, "listKind": f"{kind}List", "plural": info.plural, "singular": kind.lower(),
                       "categories": ["nvcre"]},
-            "scope": "Namespaced",
-            "versions": [{
-                "name": VERSION, "served": True, "storage": True,
-                "subresources": {"status": {}},
-                "additionalPrinterColumns": columns,
-                "schema": {"openAPIV3Schema": open_api_schema(KINDS[kind])},
-            }],
+            "scope": info.scope,
+            "versions": [version],
         },
     }
 
 
 def crds() -> dict[str, dict[str, Any]]:
     """File name under crds/ -> CRD."""
-    return {f"{GROUP}_{KIND_INFO[kind][0]}.yaml": crd(kind) for kind in KINDS}
+    return {f"{GROUP}_{KIND_INFO[kind].plural}.yaml": crd(kind) for kind in KINDS}
 
 
 def render(obj: dict[str, Any]) -> str:

@@ -67,6 +67,11 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
+def is_bool(value: Any) -> bool:
+    """Whether a CEL result is a bool (cel-python returns BoolType or, from some operators, a plain bool)."""
+    return isinstance(value, (celtypes.BoolType, bool))
+
+
 def compile_expression(expr: str, path: str) -> celpy.Runner:
     """Compile ``expr`` (cached by its text); ``InputError(path, 'compile CEL expression: …')`` on a syntax error."""
     program = _PROGRAMS.get(expr)
@@ -106,7 +111,7 @@ def evaluate(expr: str, variables: Mapping[str, Any], path: str) -> Any:
 def evaluate_bool(expr: str, variables: Mapping[str, Any], path: str) -> bool:
     """Evaluate ``expr`` and require a bool result (``CEL expression must return bool, got <type>``)."""
     value = evaluate(expr, variables, path)
-    if not isinstance(value, (celtypes.BoolType, bool)):
+    if not is_bool(value):
         raise InputError(path, f"CEL expression must return bool, got {type_name(value)}")
     return bool(value)
 

@@ -39,7 +39,8 @@ def at(kind: str, path: str) -> dict:
     return dict(nodes(schema(kind)))[path]
 
 
-ALL_NODES = [(kind, path, node) for kind in ("Workflow", "Job", "Certification") for path, node in nodes(schema(kind))]
+ALL_NODES = [(kind, path, node) for kind in crdgen.KINDS for path, node in nodes(schema(kind))]
+WITH_STATUS = [kind for kind, info in crdgen.KIND_INFO.items() if info.status]
 
 
 @pytest.mark.parametrize("name", sorted(GENERATED))
@@ -84,7 +85,24 @@ def test_defaults_are_crd_defaults_only():
         "Job spec.goodputMeasurement.sampleInterval": "60s",
         "Job spec.bandwidthMeasurement.sampleInterval": "60s",
         "Job spec.checkpoint.maxRestarts": 0,
+        "LogProfile spec.workerStrategy.lifecyclePod": "first",
+        "LogProfile spec.workerStrategy.trainingStepPod": "first",
+        "LogProfile spec.workerStrategy.replicatedJobName": "trainer",
     }
+
+
+def test_every_kind_has_a_crd():
+    assert sorted(c["spec"]["names"]["kind"] for c in GENERATED.values()) == sorted(crdgen.KINDS)
+    assert sorted(GENERATED) == sorted(f"nvcre.nvidia.com_{kind.lower()}s.yaml" for kind in crdgen.KINDS)
+
+
+def test_scope_and_status_subresource():
+    """A LogProfile is cluster-wide data without status; every other kind is namespaced with a status subresource."""
+    served = {c["spec"]["names"]["kind"]: (c["spec"]["scope"], c["spec"]["versions"][0].get("subresources"))
+              for c in GENERATED.values()}
+    assert served.pop("LogProfile") == ("Cluster", None)
+    assert "status" not in schema("LogProfile")["properties"]
+    assert all(value == ("Namespaced", {"status": {}}) for value in served.values()), served
 
 
 def test_placement_enum_without_default():
@@ -93,7 +111,7 @@ def test_placement_enum_without_default():
 
 
 def test_conditions_are_a_map_keyed_by_type():
-    for kind in ("Workflow", "Job", "Certification"):
+    for kind in WITH_STATUS:
         conditions = at(kind, "status.conditions")
         assert conditions["x-kubernetes-list-type"] == "map"
         assert conditions["x-kubernetes-list-map-keys"] == ["type"]
@@ -106,6 +124,17 @@ def test_schemaless_parts_are_preserved():
                        ("Job", "spec.workload.trainJob"), ("Job", "spec.workload.trainJob.runtimePatches.[]")]:
         assert at(kind, path)["x-kubernetes-preserve-unknown-fields"] is True, f"{kind} {path}"
     assert at("Workflow", "spec.dependencies.[]")["x-kubernetes-embedded-resource"] is True
+
+
+def test_measurement_fields_keep_nvcre_spelling():
+    assert set(at("BandwidthMeasurement", "status.results.[]")["properties"]) == {"sizeBytes", "algBW", "busBW", "samples"}
+    assert at("BandwidthMeasurement", "status.transport")["x-kubernetes-list-type"] == "set"
+    assert at("GoodputMeasurement", "status.avgTFLOPSPerGPU")["type"] == "string"
+    assert at("GoodputMeasurement", "status.warmupBaseStep")["type"] == "integer"
+    for kind in ("BandwidthMeasurement", "GoodputMeasurement"):
+        assert set(at(kind, "spec")["required"]) == {"jobRef", "logProfileRef"}
+    assert set(at("LogProfile", "spec")["required"]) == {"timestamp", "patterns"}
+    assert at("LogProfile", "spec.workerStrategy.type")["enum"] == ["Single", "Multi"]
 
 
 def test_labels_are_bounded():

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+from functools import partial
 from pathlib import Path
 
 import jsonpatch
@@ -12,7 +13,10 @@ from ansible_collections.cre.certification.plugins.module_utils.engine import mo
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
 
 DATA = Path(__file__).parents[1] / "data" / "models"
-PARSE = {"workflow": models.parse_workflow, "job": models.parse_job, "certification": models.parse_certification}
+PARSE = {"workflow": models.parse_workflow, "job": models.parse_job, "certification": models.parse_certification,
+         "logprofile": partial(models.parse, models.LogProfile),
+         "bandwidthmeasurement": partial(models.parse, models.BandwidthMeasurement),
+         "goodputmeasurement": partial(models.parse, models.GoodputMeasurement)}
 BASES = yaml.safe_load((DATA / "bases.yaml").read_text())
 VALID = yaml.safe_load((DATA / "valid.yaml").read_text())
 INVALID = yaml.safe_load((DATA / "invalid.yaml").read_text())
