@@ -23,7 +23,7 @@ def _profiles() -> dict[str, dict[str, Any]]:
 
 def builtin_profiles() -> list[dict[str, Any]]:
     """Every built-in LogProfile object, by name (copies: callers may change them)."""
-    return [copy.deepcopy(profile) for _, profile in sorted(_profiles().items())]
+    return [copy.deepcopy(_profiles()[name]) for name in sorted(_profiles())]
 
 
 def builtin_profile(name: str) -> dict[str, Any] | None:

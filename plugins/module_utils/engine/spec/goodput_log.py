@@ -102,9 +102,9 @@ def _int(match: re.Match[str], name: str) -> int:
 class _Reader:
     """One window's pass over the lines, in the order §1.3 tries the patterns."""
 
-    def __init__(self, parser: GoodputParser, warmup_base: int | None) -> None:
+    def __init__(self, parser: GoodputParser, warmup_base: int | None, pending_save: PendingSave | None) -> None:
         self.parser = parser
-        self.out = GoodputWindow(log_interval=parser.log_interval, warmup_base=warmup_base)
+        self.out = GoodputWindow(log_interval=parser.log_interval, warmup_base=warmup_base, pending_save=pending_save)
         self.warmup_pending = warmup_base is None
         self.save_index: int | None = None  # the checkpoint the last save line completed, until its done line
 
@@ -228,10 +228,11 @@ class GoodputParser:
         return cls(compiled, (spec.get("timestamp") or {}).get("layout", ""), spec.get("warmupSteps") or 0,
                    spec.get("logInterval") or 0)
 
-    def parse(self, text: str, warmup_base: int | None = None) -> GoodputWindow:
+    def parse(self, text: str, warmup_base: int | None = None, pending_save: PendingSave | None = None) -> GoodputWindow:
         """One window. `warmup_base` is the step warmup counts from when the window has no start or restore
-        (the persisted warmupBaseStep); None lets the window's first kept step be it."""
-        reader = _Reader(self, warmup_base)
+        (the persisted warmupBaseStep); None lets the window's first kept step be it. `pending_save` is the
+        previous window's open save, so a done line in this one is timed from it."""
+        reader = _Reader(self, warmup_base, pending_save)
         for line in lines(text):
             reader.line(line)
         return reader.out

@@ -113,4 +113,4 @@ def peak(results: list[dict[str, Any]]) -> tuple[float, float] | None:
     readable = [(bus, alg) for bus, alg in values if bus is not None and alg is not None]
     if not readable:
         return None
-    return max(bus for bus, _ in readable), max(alg for _, alg in readable)
+    return max(pair[0] for pair in readable), max(pair[1] for pair in readable)

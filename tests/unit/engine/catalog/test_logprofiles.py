@@ -39,7 +39,7 @@ def test_callers_get_copies():
     assert logprofiles.builtin_profiles()[0]["spec"]
 
 
-@pytest.mark.parametrize(("profile", "name", "pattern"), EXAMPLES, ids=[f"{p}-{n}" for p, n, _ in EXAMPLES])
+@pytest.mark.parametrize(("profile", "name", "pattern"), EXAMPLES, ids=[f"{e[0]}-{e[1]}" for e in EXAMPLES])
 def test_every_example_matches_its_regex(profile, name, pattern):
     assert pattern["example"], "every built-in pattern carries an example"
     assert re.compile(pattern["regex"], re.ASCII).search(pattern["example"])

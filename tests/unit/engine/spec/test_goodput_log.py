@@ -11,7 +11,11 @@ import pytest
 import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import builtin_profile
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec.goodput_log import GoodputParser, in_warmup
+from ansible_collections.cre.certification.plugins.module_utils.engine.spec.goodput_log import (
+    GoodputParser,
+    PendingSave,
+    in_warmup,
+)
 from ansible_collections.cre.certification.plugins.module_utils.engine.spec.log_lines import LogProfileError
 
 DATA = Path(__file__).parents[1] / "data"
@@ -58,7 +62,9 @@ def log_text(case: dict[str, Any]) -> str:
 
 @pytest.mark.parametrize("case", WINDOWS["cases"], ids=lambda c: c["id"])
 def test_parse(case):
-    window = GoodputParser.from_profile(profile_for(case)).parse(log_text(case), case.get("persisted_base"))
+    carried = case.get("carried_save")
+    pending = carried and PendingSave(carried["step"], carried["path"], datetime.fromisoformat(carried["ts"]))
+    window = GoodputParser.from_profile(profile_for(case)).parse(log_text(case), case.get("persisted_base"), pending)
     checked = 0
     if "steps" in case:
         steps = [record(s, STEP_KEYS) for s in window.steps]

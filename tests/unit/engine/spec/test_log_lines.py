@@ -28,12 +28,12 @@ def test_parse_layout(case):
     assert when is None or when.utcoffset().total_seconds() == 0
 
 
-@pytest.mark.parametrize(("text", "value"), NUMBERS["int"], ids=lambda v: repr(v))
+@pytest.mark.parametrize(("text", "value"), NUMBERS["int"], ids=repr)
 def test_go_int(text, value):
     assert log_lines.go_int(text) == value
 
 
-@pytest.mark.parametrize(("text", "value"), NUMBERS["float"], ids=lambda v: repr(v))
+@pytest.mark.parametrize(("text", "value"), NUMBERS["float"], ids=repr)
 def test_go_float(text, value):
     parsed = log_lines.go_float(text)
     assert (parsed is None) if value is None else math.isclose(parsed, value)
