@@ -28,11 +28,12 @@ dependencies (§7.2, §7.3) are left to the driver.
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..api import naming
-from ..api.actions import Action, Create, Delete, Event, Ref, Step
+from ..api.actions import Action, Create, Delete, Event, Ref, Step, UpdateStatus
 from ..api.errors import InputError, WorkflowFailure
 from ..api.objects import condition, is_true, meta, owned_by, parse_duration, parse_time, set_condition, timestamp
 from ..api.vocabulary import (
@@ -56,6 +57,7 @@ from .job_tier import scheduling_blocked, scheduling_paused
 from .status import status_write
 from .world import WorkflowWorld
 
+STATUS_FAILURE_EVENTS = ("OverrideError", "HeterogeneousPlatform")
 REQUEUE = 15.0      # JobRequeueInterval
 COMPUTE_DOMAIN = "ComputeDomain"
 IMMEDIATE = 0.05
@@ -135,7 +137,11 @@ class _Pass:
         return Step(self.actions, requeue_after=None if terminal else requeue, terminal=terminal)
 
     def failed(self, reason: str, message: str) -> Step:
-        return self.write(FAILED, reason, message, None, terminal=True)
+        step = self.write(FAILED, reason, message, None, terminal=True)
+        if reason in STATUS_FAILURE_EVENTS:  # §8.9: a refused write of these is told in a Warning event
+            step.actions = [replace(a, failure_event=f"{reason}StatusUpdateFailed") if isinstance(a, UpdateStatus)
+                            else a for a in step.actions]
+        return step
 
     def create(self, obj: Obj) -> None:
         self.actions.append(Create(obj, owner_uid=self.uid))

@@ -24,6 +24,7 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.api.actio
     Ref,
     Replace,
     UpdateStatus,
+    event_message,
 )
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan.dependencies import DependencyPlan
@@ -427,3 +428,30 @@ def test_timeout_leaves_blocked_time_out_without_moving_the_start(status, expect
     tier_pass = workflow_tier._Pass(sim.world())
     tier_pass.execution = {"timeoutPerJob": "10m"}
     assert tier_pass.timeout({}, {"status": {"workloadRef": {"name": "w"}, **status}}) == expect
+
+
+def test_override_error_write_names_its_status_update_failed_event():
+    sim = Sim({"nodes": {"platform": "aws", "gpu_architecture": "h100", "count": 2},
+               "patch": [{"op": "add", "path": "/spec/overrides", "value": [
+                   {"when": {}, "jobTemplatePatch": [{"op": "remove", "path": "/spec/nope"}]}]}]})
+    step = workflow_tier.reconcile(sim.world())
+    writes = [a for a in step.actions if isinstance(a, UpdateStatus)]
+    assert [w.failure_event for w in writes] == ["OverrideErrorStatusUpdateFailed"]
+    mixed = Sim({"nodes": {"platform": "aws", "gpu_architecture": "h100", "count": 2}})
+    mixed.nodes[1]["spec"]["providerID"] = "gce://p/z/n"
+    step = workflow_tier.reconcile(mixed.world())
+    assert [a.failure_event for a in step.actions if isinstance(a, UpdateStatus)] == [
+        "HeterogeneousPlatformStatusUpdateFailed"]
+    ok = workflow_tier.reconcile(Sim({"nodes": {"platform": "aws", "gpu_architecture": "h100", "count": 2}}).world())
+    assert [a.failure_event for a in ok.actions if isinstance(a, UpdateStatus)] == [""]
+
+
+@pytest.mark.parametrize(("message", "expect"), [
+    ("short", "short"),
+    ("x" * 1024, "x" * 1024),
+    ("x" * 1025, "x" * 1009 + "... [truncated]"),
+    ("é" * 600, "é" * 504 + "... [truncated]"),  # 2 bytes each: cut on a character boundary
+])
+def test_event_messages_are_capped_at_1024_bytes(message, expect):
+    capped = event_message(message)
+    assert capped == expect and len(capped.encode()) <= 1024
