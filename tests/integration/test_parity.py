@@ -198,6 +198,24 @@ def test_dependency_scope_from_discovery_then_a_refused_dependency(onprem: Sim, 
         storage.delete_csi_driver(driver_name)
 
 
+def test_workflow_dependencies_are_created_before_grouping(onprem: Sim, ns: str) -> None:
+    """§4 step 10 before step 11: a job size the nodes cannot meet fails the Workflow after its workflow-scoped
+    dependency exists, and the Failed status records it."""
+    wf = seed_workflow()
+    wf["spec"]["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]["numNodes"] = 3
+    wf["spec"]["dependencies"].append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "hints"},
+                                       "data": {"a": "b"}})
+    seed(ns, onprem, wf)
+    rc, result = drive(onprem, ns)
+    assert rc == 0 and result["condition"] == {"type": "Failed", "reason": "PartitionError",
+                                               "message": "Not enough schedulable nodes: need 3, found 2"}, result
+    hints = client.CoreV1Api(onprem.api).read_namespaced_config_map("hints", ns)
+    assert hints.metadata.owner_references[0].name == "nccl-test"
+    stored = client.CustomObjectsApi(onprem.api).get_namespaced_custom_object(*NVCRE, ns, "workflows", "nccl-test")
+    assert stored["status"]["dependencyRefs"] == [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "hints", "namespace": ns, "scope": "workflow"}]
+
+
 def test_unschedulable_pods_show_as_job_scheduling_blocked(onprem: Sim, ns: str) -> None:
     wf = seed_workflow()
     wf["spec"]["jobTemplate"]["spec"]["schedulingStallGraceSeconds"] = 1
