@@ -30,7 +30,7 @@ TCPXO_PLUGIN_IMAGE = "nccl-plugin-gpudirecttcpx"
 TCPXO_PROFILES = "gcp-tcpxo-profiles.yaml"
 
 Obj = dict[str, Any]
-Event = Optional[dict]  # noqa: UP045 - module_utils aliases stay typing (ansible-test's pylint)
+MaybeEvent = Optional[dict]  # noqa: UP045 - module_utils aliases stay typing (ansible-test's pylint)
 
 
 def _event(kind: str, reason: str, message: str) -> dict:
@@ -50,7 +50,7 @@ def _count(value: Any) -> float:
 
 # ---------------------------------------------------------------- NIC resource (on-prem)
 
-def detect_nic_resource(nodes: list[Obj], mlnx_per_node: int) -> tuple[str, Event]:
+def detect_nic_resource(nodes: list[Obj], mlnx_per_node: int) -> tuple[str, MaybeEvent]:
     """The one `rdma/*` or `nvidia.com/mlnxnics` resource every target node can give `mlnx_per_node` of.
 
     Exactly one candidate: it is requested. None, or more than one: nothing is requested. Both answers are
@@ -80,7 +80,7 @@ def _natural(text: str) -> list[Any]:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
 
 
-def detect_gke_networks(nodes: list[Obj]) -> tuple[list[str], Event]:
+def detect_gke_networks(nodes: list[Obj]) -> tuple[list[str], MaybeEvent]:
     """The 8 GPU-NIC networks GKE multi-networking advertises on every node (`networking.gke.io.networks/<n>`,
     without `default` and the `.IP` counters), in name order for eth1..eth8. Any other count: the catalog
     default `gpu-nic0..7` and a Warning GKENetworkDetection."""
@@ -114,7 +114,7 @@ def _version_key(version: str) -> tuple[int, ...]:
         return ()
 
 
-def detect_tcpxo_plugin(pods: Iterable[Obj]) -> tuple[str, Event]:
+def detect_tcpxo_plugin(pods: Iterable[Obj]) -> tuple[str, MaybeEvent]:
     """The TCPXO NCCL plugin version the `nccl-tcpxo-installer` pods install (their plugin image tag), the
     lowest when they differ (the images' CUDA major must match it on every node). None found: "" (the build
     uses the minimum profile) and a Warning TCPXOPluginDetection."""
