@@ -14,7 +14,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from ..api.objects import go_duration, meta, parse_time
+from ..api.objects import condition, go_duration, is_true, meta, parse_time
 from ..api.vocabulary import (
     ANNOTATION_TEST_SCALE,
     BANDWIDTH_MEASUREMENT,
@@ -54,9 +54,8 @@ def _orchestration(workflow: dict | None) -> dict:
     return _status(workflow).get("orchestration") or {}
 
 
-def _true_condition(workflow: dict | None, kind: str) -> dict | None:
-    return next((c for c in _status(workflow).get("conditions") or []
-                 if c.get("type") == kind and c.get("status") == "True"), None)
+def _true_condition(obj: dict | None, kind: str) -> dict | None:
+    return condition(obj, kind) if is_true(obj, kind) else None
 
 
 def _runtime(workflow: dict | None, phase: str) -> str:
