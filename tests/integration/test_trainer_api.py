@@ -19,9 +19,9 @@ import yaml
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from ansible_collections.cre.certification.plugins.module_utils.engine import catalog, certification, workload
-from ansible_collections.cre.certification.plugins.module_utils.engine.dependencies import (
-    is_cluster_scoped, strip_when)
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries as catalog
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build, workload
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan.dependencies import is_cluster_scoped, strip_when
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube
 from tools.sim import cluster
 
@@ -110,7 +110,7 @@ def render_everywhere() -> tuple[int, dict[str, dict], dict[str, tuple[str, dict
                 for options in OPTION_SETS:
                     category = {"domain": domain, "variant": variant, "options": options}
                     cert = {"metadata": {"name": "api", "uid": "0"}, "spec": {"categories": [category]}}
-                    spec = certification.build_workflow(cert, category, platform=platform, gpu_architecture=arch,
+                    spec = category_build.build_workflow(cert, category, platform=platform, gpu_architecture=arch,
                                                         available_nodes=nodes)["spec"]
                     builds += 1
                     runtime = ""
