@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kubernetes import client, config
 
-from . import computedomain, workload_logs
+from . import computedomain, training_logs, workload_logs
 from .faults import HARDWARE_LABEL, HARDWARE_VALUE
 
 POLL_SECONDS = 0.2
@@ -40,8 +40,9 @@ def main(kubeconfig: str) -> None:
     apic = config.new_client_from_config(config_file=kubeconfig)
     core, custom = client.CoreV1Api(apic), client.CustomObjectsApi(apic)
     logs_dir, served = Path(kubeconfig).parent / "pod-logs", set()
+    trainer = training_logs.Trainer(logs_dir)
     passes = (lambda: quarantine_loaded_faulty_nodes(core), lambda: computedomain.reconcile(custom),
-              lambda: workload_logs.emit(core, custom, logs_dir, served))
+              lambda: workload_logs.emit(core, custom, logs_dir, served), lambda: trainer.tick(core, custom))
     while True:
         for one_pass in passes:
             try:

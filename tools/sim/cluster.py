@@ -12,12 +12,12 @@ from pathlib import Path
 import yaml
 from kubernetes import client, config, watch
 
-from . import computedomain, controllers, processes, profiles, stages, workload_logs
+from . import computedomain, controllers, processes, profiles, stages, training_logs, workload_logs
 from .faults import HARDWARE_CONDITION, HARDWARE_LABEL, HARDWARE_VALUE
 from .state import NAME_RE, ClusterState, cluster_dir, known_clusters, workdir
 
 ROOT = Path(__file__).resolve().parents[2]
-FAULT_KINDS = ("hardware", "workload", "cordon", "slow", "none")
+FAULT_KINDS = ("hardware", "workload", "cordon", "slow", "stall", "crash", "none")
 DEFAULT_SLOW_FACTOR = 0.5
 
 
@@ -241,6 +241,8 @@ def fault(name: str, node: str, kind: str, factor: float = DEFAULT_SLOW_FACTOR) 
         if not 0 < factor <= 1:
             raise SimError(f"--factor must be in (0, 1], got {factor}")
         core.patch_node(node, {"metadata": {"annotations": {workload_logs.FACTOR_ANNOTATION: str(factor)}}})
+    if kind in ("stall", "crash"):
+        core.patch_node(node, {"metadata": {"annotations": {training_logs.FAULT_ANNOTATION: kind}}})
     if kind == "cordon":
         core.patch_node(node, {"spec": {"unschedulable": True}})
     if kind == "hardware":
@@ -259,7 +261,9 @@ def _clear(apic: client.ApiClient, st: ClusterState, node: str) -> None:
     """Every fault off the node: labels, condition, cordon, bandwidth factor, and its place in the fault stages."""
     core = client.CoreV1Api(apic)
     core.patch_node(node, {"metadata": {"labels": {HARDWARE_LABEL: None},
-                                        "annotations": {workload_logs.FACTOR_ANNOTATION: None}},
+                                        "annotations": {workload_logs.FACTOR_ANNOTATION: None,
+                                                        training_logs.FAULT_ANNOTATION: None,
+                                                        training_logs.CRASHED_ANNOTATION: None}},
                            "spec": {"unschedulable": None}})
     core.patch_node_status(node, {"status": {"conditions": [{
         "type": HARDWARE_CONDITION, "status": "True", "reason": "GpuHealthy", "message": "",

@@ -13,10 +13,14 @@ FAULT_EXIT = {
     # kind: (exit code, reason, message) of the failed container
     "hardware": (137, "Error", "simulated hardware fault: GPU has fallen off the bus (Xid 79)"),
     "workload": (1, "Error", "simulated workload fault: process exited with status 1"),
+    # A stalled run prints nothing more but keeps running; a day later it is killed, as a stuck job would be.
+    "stall": (1, "Error", "simulated stall: no progress"),
 }
+CRASH = (1, "Error", "simulated training crash after a checkpoint")
+CRASH_POD_ANNOTATION = "sim.cre.certification/crash"
 # A broken GPU takes a moment to kill the process (less than a pod's run, so the fault always wins): long
 # enough for the health agent's quarantine to be seen by a node-health monitor while the Job still runs.
-FAULT_DELAY_MS = {"hardware": 600, "workload": 0}
+FAULT_DELAY_MS = {"hardware": 600, "workload": 0, "stall": 24 * 3600 * 1000}
 
 _FAILED_STATUS = """\
 {{ $now := Now }}
@@ -47,21 +51,29 @@ phase: Failed
 
 
 def base_stages(assets: Path, pod_milliseconds: int = DEFAULT_POD_MILLISECONDS) -> list[dict]:
-    """kwok's default node and pod stages (loaded from the kwok module), pod-complete delayed."""
+    """kwok's default node and pod stages (loaded from the kwok module), pod-complete delayed, and the stage
+    that fails a training pod the simulated workload marks as crashed (`training_logs`)."""
     stages = [yaml.safe_load(p.read_text()) for p in sorted((assets / "stages").glob("*.yaml"))]
     for stage in stages:
         if stage["metadata"]["name"] == "pod-complete":
             stage["spec"]["delay"] = {"durationMilliseconds": pod_milliseconds}
-    return stages
+    crash = _failing("cre-fault-crash", [{"key": f'.metadata.annotations["{CRASH_POD_ANNOTATION}"]',
+                                          "operator": "In", "values": ["true"]}], CRASH, 0)
+    return [*stages, crash]
 
 
 def fault_stage(kind: str, nodes: list[str]) -> dict:
     """A Stage that fails the Job-owned Running pods on `nodes`; its weight beats pod-complete."""
-    exit_code, reason, message = FAULT_EXIT[kind]
+    return _failing(f"cre-fault-{kind}", [{"cel": {"expression": f"self.spec.nodeName in {json.dumps(sorted(nodes))}"}}],
+                    FAULT_EXIT[kind], FAULT_DELAY_MS[kind])
+
+
+def _failing(name: str, match: list[dict], exit_: tuple[int, str, str], delay_ms: int) -> dict:
+    exit_code, reason, message = exit_
     return {
         "apiVersion": "kwok.x-k8s.io/v1alpha1",
         "kind": "Stage",
-        "metadata": {"name": f"cre-fault-{kind}"},
+        "metadata": {"name": name},
         "spec": {
             "resourceRef": {"apiGroup": "v1", "kind": "Pod"},
             "selector": {
@@ -69,11 +81,11 @@ def fault_stage(kind: str, nodes: list[str]) -> dict:
                     {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
                     {"key": ".status.phase", "operator": "In", "values": ["Running"]},
                     {"key": ".metadata.ownerReferences.[].kind", "operator": "In", "values": ["Job"]},
-                    {"cel": {"expression": f"self.spec.nodeName in {json.dumps(sorted(nodes))}"}},
+                    *match,
                 ]
             },
             "weight": 10000,
-            "delay": {"durationMilliseconds": FAULT_DELAY_MS[kind]},
+            "delay": {"durationMilliseconds": delay_ms},
             "next": {
                 "statusTemplate": _FAILED_STATUS
                 % {"exit": exit_code, "reason": reason, "message": json.dumps(message)},

@@ -78,8 +78,11 @@ def table(collective: str, smallest: int, largest: int, peak_bus: float, ranks: 
 
 def cri(lines: list[str], start: datetime) -> str:
     """The CRI log file kwok serves: one microsecond apart, so every line has its own stamp."""
-    return "".join(f"{(start + timedelta(microseconds=i)).strftime('%Y-%m-%dT%H:%M:%S.%f')}000Z stdout F {line}\n"
-                   for i, line in enumerate(lines))
+    return "".join(cri_line(line, start + timedelta(microseconds=i)) for i, line in enumerate(lines))
+
+
+def cri_line(line: str, when: datetime) -> str:
+    return f"{when.astimezone(UTC).strftime('%Y-%m-%dT%H:%M:%S.%f')}000Z stdout F {line}\n"
 
 
 def _factor(node: Obj) -> float:
@@ -132,16 +135,21 @@ def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path
             if nccl_run(pod) is None:
                 done.add(pod["metadata"]["uid"])  # nothing to print, ever
             continue
-        meta = pod["metadata"]
-        path = logs_dir / f"{meta['namespace']}_{meta['name']}.log"
-        path.write_text(text)
-        custom.create_namespaced_custom_object("kwok.x-k8s.io", "v1alpha1", meta["namespace"], "logs", {
-            "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
-            "metadata": {"name": meta["name"], "namespace": meta["namespace"],
-                         "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta["name"],
-                                              "uid": meta["uid"]}]},
-            "spec": {"logs": [{"containers": [c["name"] for c in pod["spec"]["containers"]],
-                               "logsFile": str(path), "follow": False}]}})
-        done.add(meta["uid"])
-        served.append(meta["name"])
+        serve(custom, pod, logs_dir).write_text(text)
+        done.add(pod["metadata"]["uid"])
+        served.append(pod["metadata"]["name"])
     return served
+
+
+def serve(custom: client.CustomObjectsApi, pod: Obj, logs_dir: Path) -> Path:
+    """Point kwok at the pod's log file (a `Logs` object the pod owns, so it goes with the pod); the file's path."""
+    meta = pod["metadata"]
+    path = logs_dir / f"{meta['namespace']}_{meta['name']}.log"
+    path.touch()
+    custom.create_namespaced_custom_object("kwok.x-k8s.io", "v1alpha1", meta["namespace"], "logs", {
+        "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
+        "metadata": {"name": meta["name"], "namespace": meta["namespace"],
+                     "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta["uid"]}]},
+        "spec": {"logs": [{"containers": [c["name"] for c in pod["spec"]["containers"]],
+                           "logsFile": str(path), "follow": False}]}})
+    return path

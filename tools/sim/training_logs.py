@@ -1,0 +1,144 @@
+"""What the simulated Megatron training pods print (the catalog's nemotron entries), line by line as they run.
+
+Worker-0 prints the application start and the checkpoint lines; the last worker prints an `iteration` line
+every 10 steps (Megatron's log interval), one every `LINE_SECONDS`, so the step time it prints is the pace it
+keeps. Faults: on a `stall` node the training lines stop after a few while the pods keep running; on a
+`crash` node worker-0 fails once, right after its first checkpoint, and the Job's next workload resumes from
+that checkpoint (`Loading checkpoint from …`) and finishes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client
+
+from . import workload_logs
+from .stages import CRASH_POD_ANNOTATION
+
+LINE_SECONDS = 0.5
+LOG_INTERVAL = 10
+SAVE_SECONDS = 0.2          # the synchronous pause of a checkpoint save
+STALL_AFTER_LINES = 3
+TFLOPS = 600.0
+CHECKPOINTS = "/mnt/workspace/checkpoints"
+FAULT_ANNOTATION = "sim.cre.certification/fault"           # on a node: stall | crash
+CRASHED_ANNOTATION = "sim.cre.certification/crashed-jobs"  # on a crash node: the Jobs that crashed once
+JOB_LABEL = "nvcre.nvidia.com/job"
+INDEX = "batch.kubernetes.io/job-completion-index"
+
+Obj = dict[str, Any]
+
+
+def _env(pod: Obj, name: str, default: int) -> int:
+    for container in pod["spec"].get("containers") or []:
+        for var in container.get("env") or []:
+            if var.get("name") == name and str(var.get("value", "")).isdigit():
+                return int(var["value"])
+    return default
+
+
+def is_training(pod: Obj) -> bool:
+    return any("train.sh" in word for c in pod["spec"].get("containers") or []
+               for word in [*(c.get("command") or []), *(c.get("args") or [])])
+
+
+def iteration_line(step: int, total: int, when: datetime) -> str:
+    return (f"[{when.strftime('%Y-%m-%d %H:%M:%S.%f')}] iteration {step:>8}/{total:>8} | consumed samples: "
+            f"{step * 512:>12} | elapsed time per iteration (ms): {LINE_SECONDS * 1000 / LOG_INTERVAL:.1f} | "
+            f"throughput per GPU (TFLOP/s/GPU): {TFLOPS:.1f} | lm loss: {9.8 - step / 10000:.6E} |")
+
+
+@dataclass
+class Run:
+    """One pod's progress: what it has printed so far."""
+
+    path: Path
+    start: datetime
+    first_step: int
+    printed: int = 0          # iteration lines printed (last worker) / checkpoint lines (worker-0)
+    header: bool = False
+    crashed: bool = False
+
+
+@dataclass
+class Trainer:
+    """Called on every agent pass; keeps each training pod's progress."""
+
+    logs_dir: Path
+    runs: dict[str, Run] = field(default_factory=dict)
+
+    def tick(self, core: client.CoreV1Api, custom: client.CustomObjectsApi) -> None:
+        api = core.api_client
+        pods = [api.sanitize_for_serialization(p) for p in core.list_pod_for_all_namespaces(
+            label_selector=workload_logs.JOBSET_NAME, field_selector="status.phase=Running").items]
+        pods = [p for p in pods if is_training(p)]
+        if not pods:
+            return
+        nodes = {n.metadata.name: n for n in core.list_node().items}
+        now = datetime.now(UTC)
+        for pod in pods:
+            self._advance(core, custom, pod, pods, nodes, now)
+
+    def _advance(self, core: client.CoreV1Api, custom: client.CustomObjectsApi, pod: Obj, pods: list[Obj],
+                 nodes: dict[str, Any], now: datetime) -> None:
+        meta = pod["metadata"]
+        jobset = meta["labels"][workload_logs.JOBSET_NAME]
+        group = sorted((p for p in pods if p["metadata"]["labels"][workload_logs.JOBSET_NAME] == jobset),
+                       key=lambda p: int(p["metadata"]["labels"].get(INDEX, "0")))
+        job = meta["labels"].get(JOB_LABEL, "")
+        faults = {(nodes[p["spec"]["nodeName"]].metadata.annotations or {}).get(FAULT_ANNOTATION)
+                  for p in group if p["spec"].get("nodeName") in nodes}
+        crash_node = next((nodes[p["spec"]["nodeName"]] for p in group if p["spec"].get("nodeName") in nodes
+                           and (nodes[p["spec"]["nodeName"]].metadata.annotations or {}).get(FAULT_ANNOTATION) == "crash"),
+                          None)
+        crashed_before = crash_node is not None and job in (
+            (crash_node.metadata.annotations or {}).get(CRASHED_ANNOTATION) or "").split(",")
+        save_every = _env(pod, "SAVE_INTERVAL", 250)
+        total = _env(pod, "TRAIN_ITERS", 5000)
+        run = self.runs.get(meta["uid"])
+        if run is None:
+            resume = save_every if crashed_before else 0
+            run = self.runs[meta["uid"]] = Run(workload_logs.serve(custom, pod, self.logs_dir), now, resume)
+        lines: list[str] = []
+        first, last = group[0]["metadata"]["uid"] == meta["uid"], group[-1]["metadata"]["uid"] == meta["uid"]
+        if first and not run.header:
+            run.header = True
+            lines.append(workload_logs.cri_line(
+                f"using world size: {len(group) * 8}, data-parallel size: {len(group) * 8}, context-parallel size: 1, "
+                "tensor-model-parallel size: 1, pipeline-model-parallel size: 1", now))
+            if run.first_step:
+                lines.append(workload_logs.cri_line(f"Loading checkpoint from {CHECKPOINTS}", now))
+        due = int((now - run.start).total_seconds() / LINE_SECONDS)
+        if "stall" in faults:
+            due = min(due, STALL_AFTER_LINES)
+        while run.printed < due:
+            run.printed += 1
+            step = run.first_step + run.printed * LOG_INTERVAL
+            if step > total:
+                break
+            when = run.start + timedelta(seconds=run.printed * LINE_SECONDS)
+            if last:
+                lines.append(workload_logs.cri_line(iteration_line(step, total, when), when))
+            if first and step % save_every == 0:
+                done = when + timedelta(seconds=SAVE_SECONDS)
+                lines.append(workload_logs.cri_line(f"[{when.strftime('%Y-%m-%d %H:%M:%S.%f')}] saving checkpoint at "
+                                                    f"iteration {step:>7} to {CHECKPOINTS} in torch_dist format", when))
+                lines.append(workload_logs.cri_line(f"[{done.strftime('%Y-%m-%d %H:%M:%S.%f')}] scheduled an async "
+                                                    f"checkpoint save at iteration {step:>7} to {CHECKPOINTS}", done))
+                if crash_node is not None and not crashed_before and not run.crashed:
+                    run.crashed = True
+                    self._crash(core, crash_node, job, pod)
+        if lines:
+            with run.path.open("a", encoding="utf-8") as handle:
+                handle.write("".join(lines))
+
+    @staticmethod
+    def _crash(core: client.CoreV1Api, node: Any, job: str, pod: Obj) -> None:
+        """Remember the Job crashed once (its next workload resumes), then let the crash stage fail the pod."""
+        done = [j for j in ((node.metadata.annotations or {}).get(CRASHED_ANNOTATION) or "").split(",") if j]
+        core.patch_node(node.metadata.name, {"metadata": {"annotations": {CRASHED_ANNOTATION: ",".join([*done, job])}}})
+        core.patch_namespaced_pod(pod["metadata"]["name"], pod["metadata"]["namespace"],
+                                  {"metadata": {"annotations": {CRASH_POD_ANNOTATION: "true"}}})
