@@ -1,7 +1,9 @@
 """`make demo`: the main job on the local simulated cluster.
 
-A 16-node aws-gb200 cluster with one hardware fault, `playbooks/certify.yml` run against it for
-communication/nccl-all-reduce (one Job per node, so a fault fails only its own node), and the report.
+A 16-node aws-gb200 cluster with one hardware fault and one slow node, `playbooks/certify.yml` run against it
+for communication/nccl-all-reduce (one Job per node, so a fault fails only its own node) with a bus-bandwidth
+threshold, and the report: the slow node fails ThresholdViolation with its measured figure, the GPU-faulty
+one HardwareFailureDetected, every other node passes with its bandwidth.
 """
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from . import cluster
 
 NAME = "demo"
 FAULTY = "gpu-node-005"
+SLOW = "gpu-node-011"
+THRESHOLD = "value >= 600.0"  # GB200's nominal 840 GB/s passes; the slow node's 420 does not
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "out" / NAME
 
@@ -28,6 +32,7 @@ def inventory(kubeconfig: Path) -> dict:
         "certify_namespace": "nvcre",
         "certify_categories": [{"domain": "communication", "variant": "nccl-all-reduce",
                                 "options": {"testScale": "intra-node"}}],
+        "certify_options": {"thresholds": {"busBandwidthGBps": THRESHOLD}},
         "certify_poll_interval": 1.0,
         "certify_timeout": 900,
         "cre_report_dir": str(OUT / "report"),
@@ -37,9 +42,11 @@ def inventory(kubeconfig: Path) -> dict:
 
 def main() -> int:
     cluster.down(NAME, missing_ok=True)
-    kubeconfig = cluster.up("aws-gb200", 16, NAME)
+    kubeconfig = cluster.up("aws-gb200", 16, NAME, pod_milliseconds=2000)
     cluster.fault(NAME, FAULTY, "hardware")
-    print(f"cluster {NAME!r}: 16 aws-gb200 nodes, GPU fault injected on {FAULTY}; kubeconfig {kubeconfig}", flush=True)
+    cluster.fault(NAME, SLOW, "slow")
+    print(f"cluster {NAME!r}: 16 aws-gb200 nodes, GPU fault on {FAULTY}, {SLOW} at half bandwidth; "
+          f"threshold busBandwidthGBps {THRESHOLD}; kubeconfig {kubeconfig}", flush=True)
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "inventory.yml").write_text(yaml.safe_dump(inventory(kubeconfig)))
     play = subprocess.run([str(ROOT / ".venv" / "bin" / "ansible-playbook"), "-i", str(OUT / "inventory.yml"),
