@@ -14,7 +14,8 @@ simulated aws-gb200 cluster of N nodes (tools.sim, pods run ~1 s), and on it, on
          Jobs are left out because nothing would act on them without a controller, which only makes the loop
          faster, i.e. the comparison is conservative for us.
 
-Prints a table per size (seconds, requests, requests per group, ours/floor, loop/ours) and the two targets:
+Prints a table per size (seconds, requests, requests per group, ours/floor, loop/ours, the pod-log bytes ours read
+against the logs' size: the run measures every launcher's bandwidth) and the targets:
 ours within 2x of the floor, and at least 10x faster than the loop at 1,024 nodes. Nothing is written to disk
 beyond a temporary directory; every cluster started is torn down, also on Ctrl-C.
 """
@@ -81,13 +82,29 @@ class Recording(Kube):
         return out
 
 
+def measured_workflow(size: int) -> dict[str, Any]:
+    """The seed Workflow with the catalog's bandwidth measurement: every launcher's nccl-tests table is read."""
+    wf = workflow(nodes(*range(size)))
+    wf["spec"]["jobTemplate"]["spec"]["bandwidthMeasurement"] = {"logProfileRef": "nccl-bandwidth", "sampleInterval": "30s"}
+    return wf
+
+
+def log_sizes(kube: Kube, ns: str) -> int:
+    """Bytes of the launchers' logs as the log endpoint serves them (kubelet timestamps on), read once each."""
+    total = 0
+    for pod in kube.list("v1", "Pod", ns, "jobset.sigs.k8s.io/replicatedjob-name=launcher"):
+        total += len(kube.pod_log(ns, pod["metadata"]["name"], timestamps=True).encode())
+    return total
+
+
 def ours(api: client.ApiClient, size: int, poll: float) -> dict[str, Any]:
     kube = Recording(api)
     ns = fresh(kube, f"ours-{size}")
-    kube.create({**workflow(nodes(*range(size))), "metadata": {"name": WORKFLOW, "namespace": ns}})
+    kube.create({**measured_workflow(size), "metadata": {"name": WORKFLOW, "namespace": ns}})
     kube.requests.clear()
     kube.created.clear()
     kube.http_seconds = 0.0
+    kube.log_bytes = 0
     start, cpu = time.monotonic(), time.thread_time()
     result = run_workflow(kube, ns, WORKFLOW, timeout=TIMEOUT, poll_interval=poll)
     seconds, cpu = time.monotonic() - start, time.thread_time() - cpu
@@ -96,8 +113,9 @@ def ours(api: client.ApiClient, size: int, poll: float) -> dict[str, Any]:
     # Where the time went: HTTP calls (summed over the driver's threads), Python CPU of the main thread
     # (engine, observe, JSON of the lists; overlaps the HTTP time).
     split = {"http, summed over threads": kube.http_seconds, "main-thread cpu": cpu}
+    read = kube.log_bytes
     return {"seconds": seconds, "requests": Counter(kube.requests), "groups": result["groups"]["total"], "split": split,
-            "objects": manifests(kube.created)}
+            "objects": manifests(kube.created), "log_read": read, "log_size": log_sizes(Kube(api), ns)}
 
 
 def manifests(created: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -264,6 +282,8 @@ def report(r: dict[str, Any]) -> None:
     if c:
         ratios += f"   loop/ours {c['seconds'] / a['seconds']:.1f}"
     print(ratios + f"   (+ ansible process overhead for ours: {r['overhead']:.1f}s, check mode)")
+    print(f"  pod logs: ours read {a['log_read'] / groups:,.0f} B/group of {a['log_size'] / groups:,.0f} B/group "
+          f"({a['log_read'] / max(a['log_size'], 1):.2f}x)")
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -289,6 +309,10 @@ def main() -> int:
     for r in results:
         ratio = r["ours"]["seconds"] / r["floor"]["seconds"]
         print(f"  {r['size']:5d} nodes: ours within 2x of the floor ({ratio:.2f}x): {'PASS' if ratio <= 2 else 'MISS'}")
+    for r in results:
+        ratio = r["ours"]["log_read"] / max(r["ours"]["log_size"], 1)
+        print(f"  {r['size']:5d} nodes: pod-log bytes read within 1.5x of the logs ({ratio:.2f}x): "
+              f"{'PASS' if ratio <= 1.5 else 'MISS'}")
     big = next((r for r in results if r["size"] == 1024 and r["loop"]), None)
     if big:
         ratio = big["loop"]["seconds"] / big["ours"]["seconds"]

@@ -8,11 +8,11 @@ in pages. The throttle and the read anchor are kept here, per measurement, for t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from ..engine.api.actions import Ref, Step
-from ..engine.api.objects import is_true, timestamp
+from ..engine.api.objects import is_true, parse_time, timestamp
 from ..engine.api.vocabulary import API_VERSION, BANDWIDTH_MEASUREMENT, COMPLETE, GOODPUT_MEASUREMENT, LABEL_WORKFLOW, LOG_PROFILE
 from ..engine.reconcile import bandwidth_tier
 from ..engine.spec.log_lines import split_timestamp
@@ -20,6 +20,7 @@ from ..kube.rest import ApiException, Kube
 from .execute import status_message
 
 PAGE_BYTES = 8 * 1024 * 1024
+CACHE_BYTES = 8 * 1024 * 1024  # beyond this a measurement keeps no copy: its final read reads the whole log
 MAX_PAGES = 64
 KINDS = (BANDWIDTH_MEASUREMENT, GOODPUT_MEASUREMENT)
 
@@ -34,6 +35,27 @@ class UnreadableLog(Exception):
 class Memory:
     last_sample: datetime | None = None
     last_fetch: datetime | None = None
+    pod: str = ""            # the pod whose log `text` holds
+    text: str = ""           # every line read from it so far, once each (so the final read fetches only the rest)
+
+
+def extend(known: str, window: str) -> str:
+    """`known` and the lines of `window` it lacks: windows start a second early (sinceTime has second precision),
+    so lines stamped before the last known one, or equal to a known line of its second, are already there."""
+    if not known:
+        return window
+    lines = known.splitlines(keepends=True)
+    last = split_timestamp(lines[-1])[0]
+    if last is None:
+        return known + window
+    same_second = {line for line in lines[-512:] if split_timestamp(line)[0] == last}
+    fresh = []
+    for line in window.splitlines(keepends=True):
+        stamp = split_timestamp(line)[0]
+        if stamp is None or stamp < last or (stamp == last and line in same_second):
+            continue
+        fresh.append(line)
+    return known + "".join(fresh)
 
 
 def list_measurements(kube: Kube, namespace: str, workflow: str) -> list[Obj]:
@@ -74,6 +96,12 @@ def read_log(kube: Kube, namespace: str, pod: str, container: str, since: dateti
     raise UnreadableLog(f"more than {MAX_PAGES} pages")
 
 
+def _started(pods: list[Obj], name: str) -> datetime:
+    """The pod's start (the far future when unknown, so that a copy of its log is never trusted)."""
+    pod = next((p for p in pods if (p.get("metadata") or {}).get("name") == name), {})
+    return parse_time((pod.get("status") or {}).get("startTime")) or datetime.max.replace(tzinfo=UTC)
+
+
 class BandwidthPass:
     """Reconciles the Workflow's BandwidthMeasurements once per driver pass."""
 
@@ -108,7 +136,7 @@ class BandwidthPass:
                                                   memory.last_sample, memory.last_fetch)
             step = bandwidth_tier.reconcile(world)
             if step.read is not None:
-                world.log = self._read(step.read)
+                world.log = self._read(step.read, memory, pods.get(job_name, []))
                 step = bandwidth_tier.reconcile(world)
             if step.sampled:
                 memory.last_sample = now
@@ -117,9 +145,27 @@ class BandwidthPass:
             out.append((name, step.step))
         return out
 
-    def _read(self, read: bandwidth_tier.Read) -> bandwidth_tier.LogRead:
+    def _read(self, read: bandwidth_tier.Read, memory: Memory, pods: list[Obj]) -> bandwidth_tier.LogRead:
+        """The window the tier asked for, kept; for the final read, only what this run has not read of the pod yet,
+        joined to what it has. The copy counts only when it starts at the pod's start (a rerun, or a window cut to
+        the last 30 minutes, reads the whole log at the end) and while it stays small."""
         try:
-            return bandwidth_tier.LogRead(read_log(self.kube, self.namespace, read.pod, read.container, read.since))
+            if read.since is not None:
+                text = read_log(self.kube, self.namespace, read.pod, read.container, read.since)
+                if memory.pod == read.pod and memory.text:
+                    memory.text = extend(memory.text, text)
+                elif read.since <= _started(pods, read.pod):
+                    memory.pod, memory.text = read.pod, text
+                if len(memory.text) > CACHE_BYTES:
+                    memory.pod, memory.text = "", ""
+                return bandwidth_tier.LogRead(text)
+            if memory.pod == read.pod and memory.text:
+                last = split_timestamp(memory.text.splitlines()[-1])[0]
+                if last is not None:
+                    rest = read_log(self.kube, self.namespace, read.pod, read.container, last.replace(microsecond=0))
+                    if len(rest.encode()) < PAGE_BYTES:
+                        return bandwidth_tier.LogRead(extend(memory.text, rest))
+            return bandwidth_tier.LogRead(read_log(self.kube, self.namespace, read.pod, read.container, None))
         except UnreadableLog as exc:
             return bandwidth_tier.LogRead(error=f"reading log of pod {read.pod}: log cannot be read in full: {exc}",
                                           retryable=False)

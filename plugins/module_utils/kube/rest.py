@@ -29,6 +29,7 @@ class Kube:
     def __init__(self, api: ApiClient) -> None:
         self.api = api
         self.requests: Counter[str] = Counter()
+        self.log_bytes = 0  # pod-log bytes read (benchmarks hold it against the logs' size)
         self._count_lock = threading.Lock()  # the driver calls from several threads
         self._resources: dict[str, dict[str, tuple[str, bool]]] = {}
 
@@ -148,6 +149,8 @@ class Kube:
         data = response.read()
         if not 200 <= response.status < 300:
             raise ApiException(http_resp=response)
+        with self._count_lock:
+            self.log_bytes += len(data or b"")
         return data.decode(errors="replace") if data else ""
 
     def log_tail(self, namespace: str, pod: str, container: str, lines: int = 800) -> str:
