@@ -91,10 +91,8 @@ def measured_workflow(size: int) -> dict[str, Any]:
 
 def log_sizes(kube: Kube, ns: str) -> int:
     """Bytes of the launchers' logs as the log endpoint serves them (kubelet timestamps on), read once each."""
-    total = 0
-    for pod in kube.list("v1", "Pod", ns, "jobset.sigs.k8s.io/replicatedjob-name=launcher"):
-        total += len(kube.pod_log(ns, pod["metadata"]["name"], timestamps=True).encode())
-    return total
+    return sum(len(kube.pod_log(ns, pod["metadata"]["name"], timestamps=True).encode())
+               for pod in kube.list("v1", "Pod", ns, "jobset.sigs.k8s.io/replicatedjob-name=launcher"))
 
 
 def ours(api: client.ApiClient, size: int, poll: float) -> dict[str, Any]:

@@ -120,8 +120,9 @@ def pod_log(pod: Obj, pods: list[Obj], nodes: dict[str, Obj], now: datetime) -> 
 def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path, done: set[str]) -> list[str]:
     """Give every new Running workload pod its log; returns the pods served this pass."""
     api = core.api_client
+    # Every placed pod, finished ones too: a short pod may end before a busy agent sees it run.
     pods = [api.sanitize_for_serialization(p) for p in core.list_pod_for_all_namespaces(
-        label_selector=JOBSET_NAME, field_selector="status.phase=Running").items]
+        label_selector=JOBSET_NAME, field_selector="status.phase!=Pending").items]
     fresh = [p for p in pods if p["metadata"]["uid"] not in done]
     if not fresh:
         return []
@@ -130,7 +131,7 @@ def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path
     now = datetime.now(UTC)
     logs_dir.mkdir(parents=True, exist_ok=True)
     for pod in fresh:
-        text = pod_log(pod, pods, nodes, now)
+        text = pod_log(pod, pods, nodes, _started(pod, now))
         if text is None:
             if nccl_run(pod) is None:
                 done.add(pod["metadata"]["uid"])  # nothing to print, ever
@@ -139,6 +140,12 @@ def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path
         done.add(pod["metadata"]["uid"])
         served.append(pod["metadata"]["name"])
     return served
+
+
+def _started(pod: Obj, now: datetime) -> datetime:
+    """When the pod's container started (its lines are stamped from then), else now."""
+    text = (pod.get("status") or {}).get("startTime")
+    return datetime.fromisoformat(text.replace("Z", "+00:00")) + timedelta(milliseconds=100) if text else now
 
 
 def serve(custom: client.CustomObjectsApi, pod: Obj, logs_dir: Path) -> Path:
