@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,3 +25,36 @@ def ansible_module(module: str, args: dict[str, Any], *flags: str, timeout: floa
     start = lines.index("{")  # progress lines printed while the task ran come before the JSON report
     result = json.loads("\n".join(lines[start:]))["plays"][0]["tasks"][0]["hosts"]["localhost"]
     return proc.returncode, {**result, "_progress": lines[:start]}
+
+
+def run_until(module: str, args: dict[str, Any], kill: Callable[[str], bool] | None, timeout: float = 300) -> list[str]:
+    """Run `cre.certification.<module>` with -vvv (every API write on a line of its own) and SIGKILL it, task
+    worker included, as soon as `kill` says so of a line; returns the lines read."""
+    proc = subprocess.Popen(
+        [str(ROOT / ".venv/bin/ansible"), "localhost", "-vvv", "-m", f"cre.certification.{module}",
+         "-a", json.dumps(args)], cwd=ROOT, env={**os.environ, **ENV, "ANSIBLE_NOCOLOR": "1", "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    seen = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        seen.append(line)
+        if kill is not None and kill(line):
+            # Ansible's task worker runs in a session of its own: SIGKILL it too, wherever it is.
+            for pid in [proc.pid, *children(proc.pid)]:
+                os.kill(pid, signal.SIGKILL)
+            break
+    proc.wait(timeout=timeout)
+    return seen
+
+
+def children(pid: int) -> list[int]:
+    """Direct child processes of `pid`, from /proc."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out

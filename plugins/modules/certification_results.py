@@ -11,9 +11,10 @@ short_description: The certification report of a Certification or a Workflow (JS
 version_added: 0.1.0
 description:
   - Reads a C(Certification) (its categories' Workflows) or a single C(Workflow), their node-result ConfigMaps
-    (C(succeeded-nodes-<uid8>), C(failed-nodes-<uid8>)) and NVCRE Jobs, and builds the report C(nvcrectl) prints
-    (C(CertReport)), with C(result) C(PASSED), C(FAILED), C(RUNNING) or C(INCOMPLETE) (passed, but nodes were
-    excluded).
+    (C(succeeded-nodes-<uid8>), C(failed-nodes-<uid8>)), NVCRE Jobs and measurements (C(BandwidthMeasurement),
+    C(GoodputMeasurement)), and builds the report C(nvcrectl) prints (C(CertReport)), with C(result) C(PASSED),
+    C(FAILED), C(RUNNING) or C(INCOMPLETE) (passed, but nodes were excluded).
+  - Bandwidth and goodput figures come only from final measurements (C(Complete) with reason C(JobSucceeded)).
   - With O(dest), writes C(report.json), C(junit.xml) (one test case per node per category) and C(report.md) into
     that directory on the controller. C(changed) is true only when a file's content changed.
   - Runs on the controller. Reads only from the cluster.

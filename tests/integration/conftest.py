@@ -79,14 +79,14 @@ def crds(kube: client.ApiClient) -> client.CustomObjectsApi:
 
 
 @pytest.fixture(scope="session")
-def make_sim() -> Iterator[Callable[[str, str, int], Sim]]:
-    """Start more clusters (`kind`, profile, nodes) with the NVCRE CRDs installed; all torn down at the end."""
+def make_sim() -> Iterator[Callable[..., Sim]]:
+    """Start more clusters (`kind`, profile, nodes[, pod_ms]) with the NVCRE CRDs installed; all torn down at the end."""
     made: list[str] = []
 
-    def make(kind: str, profile: str, nodes: int) -> Sim:
+    def make(kind: str, profile: str, nodes: int, pod_ms: int = cluster.stages.DEFAULT_POD_MILLISECONDS) -> Sim:
         name = _name(kind)
         made.append(name)
-        kubeconfig = cluster.up(profile, nodes, name)
+        kubeconfig = cluster.up(profile, nodes, name, pod_ms)
         api = cluster.api(kubeconfig)
         install_crds(api)
         return Sim(name, kubeconfig, api)

@@ -1,6 +1,6 @@
 """roles/crds and roles/results through ansible-playbook on the session cluster: a hand-made failed Workflow
-with its node-result ConfigMaps gives the expected report.json, junit.xml and report.md, and a second run
-changes nothing."""
+with its node-result ConfigMaps and its passing group's final BandwidthMeasurement gives the expected
+report.json, junit.xml and report.md, and a second run changes nothing."""
 from __future__ import annotations
 
 import json
@@ -18,6 +18,8 @@ PLAYBOOKS = Path(__file__).parent / "playbooks"
 GROUP, VERSION = "nvcre.nvidia.com", "v1alpha1"
 NODES = ["node-0", "node-1", "node-2", "node-3"]
 FAILED = [{"name": "node-1", "reason": "HardwareFailureDetected", "message": "XID 79 on GPU 3"}]
+BANDWIDTH = [{"sizeBytes": 8, "algBW": "0.00", "busBW": "0.00", "samples": 1},
+             {"sizeBytes": 8589934592, "algBW": "451.80", "busBW": "847.12", "samples": 1}]
 
 
 def playbook(name: str, **extra: str) -> str:
@@ -57,8 +59,23 @@ def make_workflow(api: client.ApiClient, namespace: str) -> str:
         "orchestration": {"totalNodes": 4, "nodesPerJob": 2, "totalGroups": 2, "currentIteration": 1,
                           "completedIterations": 1, "detectedPlatform": "aws", "detectedGPUArchitecture": "gb200",
                           "groups": [{"name": "group-0", "nodes": NODES[:2], "phase": "Failed"},
-                                     {"name": "group-1", "nodes": NODES[2:], "phase": "Succeeded"}]}}
+                                     {"name": "group-1", "nodes": NODES[2:], "phase": "Succeeded",
+                                      "jobRef": {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Job",
+                                                 "name": "wf-report-group-1"}}]}}
     custom.replace_namespaced_custom_object_status(GROUP, VERSION, namespace, "workflows", "wf-report", wf)
+    bm = custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "bandwidthmeasurements", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "BandwidthMeasurement",
+        "metadata": {"name": "wf-report-group-1-bandwidth", "labels": {"nvcre.nvidia.com/workflow": "wf-report"},
+                     "ownerReferences": owner},
+        "spec": {"jobRef": {"apiGroup": GROUP, "kind": "Job", "name": "wf-report-group-1"},
+                 "logProfileRef": "nccl-bandwidth"}})
+    bm["status"] = {"results": BANDWIDTH, "transport": ["IB"], "conditions": [
+        {"type": kind, "status": value, "reason": "JobSucceeded", "message": message,
+         "lastTransitionTime": wf["metadata"]["creationTimestamp"]}
+        for kind, value, message in (("Measuring", "False", "Measurement completed"),
+                                     ("Complete", "True", "Job succeeded"))]}
+    custom.replace_namespaced_custom_object_status(GROUP, VERSION, namespace, "bandwidthmeasurements",
+                                                   "wf-report-group-1-bandwidth", bm)
     return "wf-report"
 
 
@@ -72,21 +89,29 @@ def test_results_role(sim, namespace: str, tmp_path: Path) -> None:
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["result"] == "FAILED"
     assert (report["platform"], report["gpu"], report["totalNodes"]) == ("aws", "gb200", 4)
-    assert report["failedNodes"] == [{"name": "node-1", "category": "communication/nccl-all-reduce", **FAILED[0]}]
+    assert report["failedNodes"] == FAILED
     category = report["categories"][0]
     assert (category["status"], category["nodesPerJob"], category["failedGroups"][0]["nodes"]) == \
         ("Failed", 2, ["node-0", "node-1"])
-    assert {n["name"]: n["result"] for n in report["nodeResults"]} == \
-        {"node-0": "FAILED", "node-1": "FAILED", "node-2": "PASSED", "node-3": "PASSED"}
+    assert {n["name"]: (n["group"], n["status"]) for n in report["nodeResults"]} == \
+        {"node-0": ("group-0", "Failed"), "node-1": ("group-0", "Failed"), "node-2": ("group-1", "Passed"),
+         "node-3": ("group-1", "Passed")}
+    assert category["bandwidth"] == [{"size": 8, "algBW": 0.0, "busBW": 0.0, "samples": 1},
+                                     {"size": 8589934592, "algBW": 451.8, "busBW": 847.12, "samples": 1}]
+    assert category["groupBandwidth"] == [{"groupName": "group-1", "nodes": NODES[2:], "busBW": 847.12,
+                                           "transport": "IB", "belowMin": False, "failed": False}]
 
     suite = ET.fromstring((tmp_path / "junit.xml").read_text()).find("testsuite")
     assert (suite.get("name"), suite.get("tests"), suite.get("failures")) == ("communication/nccl-all-reduce", "4", "2")
     failure = suite.find("testcase[@name='node-1']/failure")
     assert (failure.get("type"), failure.get("message")) == ("HardwareFailureDetected", "XID 79 on GPU 3")
     assert suite.find("testcase[@name='node-2']").get("classname") == "communication/nccl-all-reduce"
+    assert suite.find("testcase[@name='node-2']/properties/property[@name='busBandwidthGBps']").get("value") == "847.12"
 
     markdown = (tmp_path / "report.md").read_text()
     assert "- Categories: 0/1 passed\n- Failed Nodes: 1 (node-1)\n- Result: FAILED" in markdown
-    assert "| node-1 | FAILED | HardwareFailureDetected | XID 79 on GPU 3 |" in markdown
+    assert "| node-1 | group-0 | Failed | HardwareFailureDetected | XID 79 on GPU 3 |" in markdown
+    assert "| 8 GB | 451.80 GB/s | 847.12 GB/s | 1 |" in markdown
+    assert "| group-1 | node-2, node-3 | Passed |  | BusBW 847.12 GB/s |" in markdown
 
     assert "changed=0" in playbook("results.yml", **args)

@@ -2,16 +2,10 @@
 the Jobs and node-result ConfigMaps of an uninterrupted run."""
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
-from pathlib import Path
-
 from kubernetes import client
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import node_results
-from tests.ansible_run import ENV, ROOT
+from tests.ansible_run import run_until
 
 from .conftest import Sim
 from .seed import NVCRE, items, nodes, start, workflow
@@ -22,37 +16,18 @@ WRITE_VERBS = ("create ", "replace ", "status ", "patch ", "delete ")
 
 
 def drive(sim: Sim, ns: str, kill_after: int | None) -> int:
-    """Run workflow_run with -vvv; SIGKILL its whole process group once `kill_after` writes have begun."""
+    """Run workflow_run with -vvv; SIGKILL it once `kill_after` writes have begun; returns the writes begun."""
     args = {"name": "nccl-test", "namespace": ns, "kubeconfig": str(sim.kubeconfig), "poll_interval": 0.3,
             "timeout": 240}
-    proc = subprocess.Popen(
-        [str(ROOT / ".venv/bin/ansible"), "localhost", "-vvv", "-m", "cre.certification.workflow_run",
-         "-a", json.dumps(args)], cwd=ROOT, env={**os.environ, **ENV, "ANSIBLE_NOCOLOR": "1", "PYTHONUNBUFFERED": "1"},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    writes = 0
-    for line in proc.stdout:
+    writes = [0]
+
+    def counted(line: str) -> bool:
         if line.lstrip().startswith(WRITE_VERBS):
-            writes += 1
-            if kill_after is not None and writes >= kill_after:
-                # Ansible's task worker runs in a session of its own: SIGKILL it too, wherever it is.
-                for pid in [proc.pid, *children(proc.pid)]:
-                    os.kill(pid, signal.SIGKILL)
-                break
-    proc.wait(timeout=300)
-    return writes
+            writes[0] += 1
+        return kill_after is not None and writes[0] >= kill_after
 
-
-def children(pid: int) -> list[int]:
-    """Direct child processes of `pid`, from /proc."""
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            out.append(int(stat.parent.name))
-    return out
+    run_until("workflow_run", args, counted)
+    return writes[0]
 
 
 def outcome(sim: Sim, ns: str) -> dict:

@@ -26,6 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     p_fault = sub.add_parser("fault", help="inject a fault on a node")
     p_fault.add_argument("node")
     p_fault.add_argument("--kind", required=True, choices=cluster.FAULT_KINDS)
+    p_fault.add_argument("--factor", type=float, default=cluster.DEFAULT_SLOW_FACTOR,
+                         help="slow: the node's bandwidth factor (default 0.5)")
     p_fault.add_argument("--name", default="cre")
     sub.add_parser("build", help="build the binaries into the cache (setup does this)")
     sub.add_parser("demo", help="the smoke demo of make demo")
@@ -38,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "status":
             print(json.dumps(cluster.status(), indent=2))
         elif args.cmd == "fault":
-            cluster.fault(args.name, args.node, args.kind)
+            cluster.fault(args.name, args.node, args.kind, args.factor)
         elif args.cmd == "build":
             print(cluster.binaries()[0])
         elif args.cmd == "demo":

@@ -1,8 +1,10 @@
-"""The cluster's node-health agent, as NVSentinel would be, and the NVIDIA DRA driver's ComputeDomain controller
-(`computedomain.reconcile`). The health agent quarantines (cordons) a node whose GPU is
-marked unhealthy (`sim fault --kind hardware`) as soon as a workload runs on it. So a hardware fault injected
-before a run is found by the run itself: the node passes discovery, its pods start, the agent cordons it,
-and a node-health monitor such as the catalog's `node.spec.unschedulable == true` fires mid-run.
+"""The cluster's node-health agent, as NVSentinel would be, the NVIDIA DRA driver's ComputeDomain controller
+(`computedomain.reconcile`), and the workloads' own output (`workload_logs.emit`).
+
+The health agent quarantines (cordons) a node whose GPU is marked unhealthy (`sim fault --kind hardware`) as soon
+as a workload runs on it. So a hardware fault injected before a run is found by the run itself: the node passes
+discovery, its pods start, the agent cordons it, and a node-health monitor such as the catalog's
+`node.spec.unschedulable == true` fires mid-run.
 
 Run by `up` as `python -m tools.sim.agent KUBECONFIG`; loopback only; polls, so it needs no watch bookkeeping.
 """
@@ -10,10 +12,11 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 from kubernetes import client, config
 
-from . import computedomain
+from . import computedomain, workload_logs
 from .faults import HARDWARE_LABEL, HARDWARE_VALUE
 
 POLL_SECONDS = 0.2
@@ -36,7 +39,9 @@ def quarantine_loaded_faulty_nodes(core: client.CoreV1Api) -> list[str]:
 def main(kubeconfig: str) -> None:
     apic = config.new_client_from_config(config_file=kubeconfig)
     core, custom = client.CoreV1Api(apic), client.CustomObjectsApi(apic)
-    passes = (lambda: quarantine_loaded_faulty_nodes(core), lambda: computedomain.reconcile(custom))
+    logs_dir, served = Path(kubeconfig).parent / "pod-logs", set()
+    passes = (lambda: quarantine_loaded_faulty_nodes(core), lambda: computedomain.reconcile(custom),
+              lambda: workload_logs.emit(core, custom, logs_dir, served))
     while True:
         for one_pass in passes:
             try:

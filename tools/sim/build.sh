@@ -3,8 +3,11 @@
 # Prints the bin directory on its last line. A warm cache returns at once.
 set -euo pipefail
 
-# Trainer and JobSet are the versions NVCRE v0.12 installs: its catalog runtimes are written for their APIs.
-K8S=v1.36.3 STAGING=v0.36.3 ETCD=v3.6.14 KWOK=v0.8.0 JOBSET=v0.11.1 TRAINER=v2.2.1
+# Trainer and JobSet are the controllers NVCRE v0.12 installs: `nvcrectl setup init` installs the kubeflow-trainer
+# Helm chart 2.2.1, whose JobSet dependency is chart 0.11.0 (charts/kubeflow-trainer/Chart.yaml; Trainer's own
+# kustomize manifests pull JobSet v0.11.0 too). Trainer v2.2.1 compiles against the JobSet v0.11.1 Go API, the same
+# CRD. The CRDs and webhook manifests below come from these same module versions (copy_assets).
+K8S=v1.36.3 STAGING=v0.36.3 ETCD=v3.6.14 KWOK=v0.8.0 JOBSET=v0.11.0 TRAINER=v2.2.1
 KEY="k8s-${K8S}_etcd-${ETCD}_kwok-${KWOK}_jobset-${JOBSET}_trainer-${TRAINER}"
 CACHE="${CRE_SIM_CACHE:-$HOME/.cache/cre-sim}/$KEY"
 BIN="$CACHE/bin"

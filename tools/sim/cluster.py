@@ -12,12 +12,13 @@ from pathlib import Path
 import yaml
 from kubernetes import client, config, watch
 
-from . import computedomain, controllers, processes, profiles, stages
+from . import computedomain, controllers, processes, profiles, stages, workload_logs
 from .faults import HARDWARE_CONDITION, HARDWARE_LABEL, HARDWARE_VALUE
 from .state import NAME_RE, ClusterState, cluster_dir, known_clusters, workdir
 
 ROOT = Path(__file__).resolve().parents[2]
-FAULT_KINDS = ("hardware", "workload", "cordon")
+FAULT_KINDS = ("hardware", "workload", "cordon", "slow", "none")
+DEFAULT_SLOW_FACTOR = 0.5
 
 
 class SimError(Exception):
@@ -89,7 +90,7 @@ def _up(bin_dir: Path, assets: Path, profile: str, nodes: int, name: str, pod_ms
         "options": {
             "runtime": "binary", "bindAddress": "127.0.0.1", "kubeBinaryPrefix": str(bin_dir),
             "etcdBinary": str(bin_dir / "etcd"), "kwokControllerBinary": str(bin_dir / "kwok"),
-            "kubeSchedulerConfig": str(run / "scheduler.yaml"), "enableCRDs": ["Stage"],
+            "kubeSchedulerConfig": str(run / "scheduler.yaml"), "enableCRDs": ["Stage", "Logs"],
             "disableQPSLimits": True,
         },
         "componentsPatches": [
@@ -218,8 +219,8 @@ def status() -> list[dict]:
     return out
 
 
-def fault(name: str, node: str, kind: str) -> None:
-    """Inject a fault on one node (see README: hardware, workload, cordon)."""
+def fault(name: str, node: str, kind: str, factor: float = DEFAULT_SLOW_FACTOR) -> None:
+    """Inject a fault on one node (see README: hardware, workload, cordon, slow), or clear them all (none)."""
     if kind not in FAULT_KINDS:
         raise SimError(f"unknown fault kind {kind!r}: must be one of {', '.join(FAULT_KINDS)}")
     if not cluster_dir(name).exists():
@@ -233,6 +234,13 @@ def fault(name: str, node: str, kind: str) -> None:
         if exc.status == 404:
             raise SimError(f"node {node!r} does not exist in cluster {name!r}") from None
         raise
+    if kind == "none":
+        _clear(apic, st, node)
+        return
+    if kind == "slow":
+        if not 0 < factor <= 1:
+            raise SimError(f"--factor must be in (0, 1], got {factor}")
+        core.patch_node(node, {"metadata": {"annotations": {workload_logs.FACTOR_ANNOTATION: str(factor)}}})
     if kind == "cordon":
         core.patch_node(node, {"spec": {"unschedulable": True}})
     if kind == "hardware":
@@ -244,6 +252,21 @@ def fault(name: str, node: str, kind: str) -> None:
     st.faults[node] = kind
     st.save()
     if kind in stages.FAULT_EXIT:
+        _apply_fault_stage(apic, kind, [n for n, k in st.faults.items() if k == kind])
+
+
+def _clear(apic: client.ApiClient, st: ClusterState, node: str) -> None:
+    """Every fault off the node: labels, condition, cordon, bandwidth factor, and its place in the fault stages."""
+    core = client.CoreV1Api(apic)
+    core.patch_node(node, {"metadata": {"labels": {HARDWARE_LABEL: None},
+                                        "annotations": {workload_logs.FACTOR_ANNOTATION: None}},
+                           "spec": {"unschedulable": None}})
+    core.patch_node_status(node, {"status": {"conditions": [{
+        "type": HARDWARE_CONDITION, "status": "True", "reason": "GpuHealthy", "message": "",
+        "lastHeartbeatTime": _now(), "lastTransitionTime": _now()}]}})
+    st.faults.pop(node, None)
+    st.save()
+    for kind in stages.FAULT_EXIT:
         _apply_fault_stage(apic, kind, [n for n, k in st.faults.items() if k == kind])
 
 

@@ -15,9 +15,14 @@ class Platform:
 
 @dataclass(frozen=True)
 class Gpu:
+    """A node shape. The bus bandwidths (GB/s) are our own nominal figures for what the simulated nccl-tests
+    print at the largest message size: across nodes, and on one node (loopback)."""
+
     product: str
     count: int
     instance_type: str
+    nominal_bus_gbps: float
+    loopback_bus_gbps: float
     clique_size: int = 0  # NVLink domain size in nodes; 0 = no `nvidia.com/gpu.clique` label
 
 
@@ -73,10 +78,10 @@ PLATFORMS: dict[str, Platform] = {
 }
 
 GPUS: dict[str, Gpu] = {
-    "h100": Gpu("NVIDIA-H100-80GB-HBM3", 8, "p5.48xlarge"),
-    "gb200": Gpu("NVIDIA-GB200", 4, "p6e-gb200.36xlarge", clique_size=18),
-    "gb300": Gpu("NVIDIA-GB300-NVL72", 4, "gb300-nvl72", clique_size=18),
-    "b300": Gpu("NVIDIA-B300-SXM6-AC", 8, "b300-hgx"),
+    "h100": Gpu("NVIDIA-H100-80GB-HBM3", 8, "p5.48xlarge", 360.0, 480.0),
+    "gb200": Gpu("NVIDIA-GB200", 4, "p6e-gb200.36xlarge", 840.0, 700.0, clique_size=18),
+    "gb300": Gpu("NVIDIA-GB300-NVL72", 4, "gb300-nvl72", 900.0, 760.0, clique_size=18),
+    "b300": Gpu("NVIDIA-B300-SXM6-AC", 8, "b300-hgx", 720.0, 800.0),
 }
 
 

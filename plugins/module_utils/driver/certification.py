@@ -13,12 +13,13 @@ from typing import Any
 from ..engine.api.actions import Ref
 from ..engine.api.errors import WorkflowFailure
 from ..engine.api.vocabulary import API_VERSION, LABEL_CERTIFICATION, WORKFLOW
+from ..engine.plan import category_detect
 from ..engine.reconcile import certification_tier as tier
 from ..kube.rest import ApiException, Kube
 from . import execute
 from .options import RunOptions
 from .results import category_data
-from .workflow import run_workflow
+from .workflow import resource_slices, run_workflow
 
 # Consecutive conflicting status writes before giving up (each one re-reads and recomputes).
 STATUS_RETRIES = 5
@@ -59,8 +60,11 @@ class CertificationRun:
             if wf_name not in workflows and (found := self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, wf_name))):
                 workflows[wf_name] = found
         world = tier.CertificationWorld(cert, workflows, [], dict(self.build_failures), datetime.now(UTC), expired)
-        if tier.needs_nodes(world):
+        if tier.needs_nodes(world):  # a build: what discovery and detection read
             world.nodes = self.kube.list("v1", "Node")
+            world.resource_slices = resource_slices(self.kube, world.nodes)
+            world.tcpxo_pods = self.kube.list("v1", "Pod", category_detect.TCPXO_INSTALLER_NAMESPACE,
+                                              category_detect.TCPXO_INSTALLER_SELECTOR)
         return world
 
     def run(self) -> Obj:
@@ -99,6 +103,8 @@ class CertificationRun:
             if step.step.actions:
                 continue
             if step.wait:
+                if world.expired:  # still waiting (for nodes) when the run's time is up
+                    return self.result(self.observe(cert, False), True)
                 time.sleep(options.poll_interval)
                 continue
             driven = run_workflow(self.kube, self.namespace, step.drive, timeout=max(deadline - time.monotonic(), 1),

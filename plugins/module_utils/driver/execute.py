@@ -13,7 +13,7 @@ try:
 except ImportError:
     ApiException = None  # type: ignore[assignment,misc]
 
-from ..engine.api.actions import Action, Create, Delete, Event, Patch, Ref, Replace, Step, UpdateStatus
+from ..engine.api.actions import Action, Create, Delete, Event, Patch, Ref, Replace, Step, UpdateStatus, event_message
 from ..engine.reconcile import ownership
 from ..kube.rest import Kube
 from .errors import Abandoned
@@ -120,6 +120,11 @@ def _absorbed(kube: Kube, action: Action, exc: ApiException, owner_name: str, ou
         return False
     if isinstance(action, Event):
         return True  # events are best effort, as in any controller
+    if isinstance(action, UpdateStatus) and action.failure_event:
+        obj = action.obj
+        kind, name = obj.get("kind", ""), (obj.get("metadata") or {}).get("name", "")
+        _attempt(kube, Event(obj, "Warning", action.failure_event,
+                             f"Failed to update the status of {kind} {name}: {status_message(exc)}"))
     raise exc
 
 
@@ -156,7 +161,7 @@ def _event(event: Event) -> dict[str, Any]:
                            "name": meta.get("name"), "namespace": meta.get("namespace"), "uid": meta.get("uid")},
         "type": event.type,
         "reason": event.reason,
-        "message": event.message,
+        "message": event_message(event.message),
         "source": {"component": "cre-certification"},
         "firstTimestamp": now,
         "lastTimestamp": now,

@@ -1,4 +1,5 @@
-"""Read what a run left in the cluster (Workflows, node-result ConfigMaps, Jobs) and write the report files."""
+"""Read what a run left in the cluster (Workflows, node-result ConfigMaps, Jobs, measurements) and write the report
+files."""
 from __future__ import annotations
 
 import json
@@ -12,6 +13,7 @@ from ..engine.plan import category_build
 from ..engine.reconcile import node_results
 from ..engine.report import certreport
 from ..kube.rest import Kube
+from .measurements import list_measurements
 
 FILES = ("report.json", "junit.xml", "report.md")
 
@@ -19,9 +21,10 @@ Obj = dict[str, Any]
 
 
 def category_data(kube: Kube, namespace: str, category: Obj, workflow: Obj | None) -> Obj:
-    """What certreport.build_report needs for one category: the Workflow, its decoded node results, its Jobs."""
+    """What certreport.build_report needs for one category: the Workflow, its decoded node results, its Jobs and
+    its BandwidthMeasurements and GoodputMeasurements."""
     data: Obj = {"domain": category["domain"], "variant": category["variant"], "workflow": workflow,
-                 "succeeded": [], "failed": [], "jobs": {}}
+                 "succeeded": [], "failed": [], "jobs": {}, "measurements": []}
     if workflow is None:
         return data
     status = workflow.get("status") or {}
@@ -32,6 +35,7 @@ def category_data(kube: Kube, namespace: str, category: Obj, workflow: Obj | Non
             data[key] = read(kube.get(Ref("v1", "ConfigMap", namespace, name)))
     name = workflow["metadata"]["name"]
     data["jobs"] = {j["metadata"]["name"]: j for j in kube.list(API_VERSION, JOB, namespace, f"{LABEL_WORKFLOW}={name}")}
+    data["measurements"] = list_measurements(kube, namespace, name)
     return data
 
 

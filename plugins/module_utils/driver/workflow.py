@@ -63,6 +63,22 @@ def refuse_resident_controller(kube: Kube, workflow: dict[str, Any], now: dateti
                 f"holds the leader lease {lease['metadata'].get('namespace')}/{name} (renewed {renew})")
 
 
+def resource_slices(kube: Kube, nodes: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The gpu.nvidia.com ResourceSlices, only when a GPU node lacks its product label (NVCRE's DRA fallback);
+    None where the cluster serves no DRA API."""
+    gpu_nodes = [n for n in nodes if ((n.get("metadata") or {}).get("labels") or {}).get(detect.GPU_PRESENT) == "true"]
+    if not detect.needs_resource_slices(gpu_nodes):
+        return None
+    try:
+        return kube.list(RESOURCE_API_VERSION, "ResourceSlice", fields=f"spec.driver={detect.DRA_DRIVER}")
+    except LookupError:
+        return None
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
 class Driver:
     """One Workflow, driven to the end (or the deadline, or `until_iteration`)."""
 
@@ -102,7 +118,8 @@ class Driver:
                 configmaps[cm_name] = cm
         dependencies = self._dependencies(wf)
         self.measurements = measurements.list_measurements(self.kube, ns, self.name) if jobs else []
-        world = WorkflowWorld(wf, jobs, nodes, pods, configmaps, dependencies, now, self._resource_slices(wf, nodes))
+        world = WorkflowWorld(wf, jobs, nodes, pods, configmaps, dependencies, now, self._resource_slices(wf, nodes),
+                              self._scopes(wf))
         job_worlds = {}
         for name, job in jobs.items():
             job_pods = pods.get(name, [])
@@ -123,22 +140,32 @@ class Driver:
                 found[Ref.of(obj)] = obj
         return found
 
+    def _scopes(self, wf: dict[str, Any]) -> dict[tuple[str, str], bool]:
+        """Whether each dependency kind the spec names is namespaced, from API discovery (NVCRE's REST mapper,
+        workflow spec §7.2); one discovery call per group-version per process. Kinds the server does not serve
+        are left out (the engine falls back to its static list; their create then fails clearly)."""
+        spec = wf.get("spec") or {}
+        deps = list(spec.get("dependencies") or [])
+        for override in spec.get("overrides") or []:
+            deps += override.get("dependencies") or []
+        scopes: dict[tuple[str, str], bool] = {}
+        for api_version, kind in {(d.get("apiVersion", ""), d.get("kind", "")) for d in deps if isinstance(d, dict)}:
+            if not (api_version and kind):
+                continue
+            try:
+                scopes[(api_version, kind)] = self.kube.resource(api_version, kind)[1]
+            except LookupError:
+                continue
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+        return scopes
+
     def _resource_slices(self, wf: dict[str, Any], nodes: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
-        """The gpu.nvidia.com ResourceSlices, before discovery only and only when a GPU node lacks its product
-        label (NVCRE's DRA fallback, workflow spec §4 step 1); None where the cluster serves no DRA API."""
+        """The DRA fallback's ResourceSlices, before discovery only (workflow spec §4 step 1)."""
         if ((wf.get("status") or {}).get("orchestration") or {}).get("totalGroups"):
             return None
-        gpu_nodes = [n for n in nodes if ((n.get("metadata") or {}).get("labels") or {}).get(detect.GPU_PRESENT) == "true"]
-        if not detect.needs_resource_slices(gpu_nodes):
-            return None
-        try:
-            return self.kube.list(RESOURCE_API_VERSION, "ResourceSlice", fields=f"spec.driver={detect.DRA_DRIVER}")
-        except LookupError:
-            return None
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
+        return resource_slices(self.kube, nodes)
 
     def _logs(self, job: dict[str, Any], pods: list[dict[str, Any]]) -> dict[str, str]:
         """Log tails of failed containers, only while a Job that is not yet terminal lacks its failureLog
@@ -225,7 +252,7 @@ class Driver:
             create, message = outcome.failed_create
             ref = Ref.of(create.obj)
             if ref.kind != JOB or ref.api_version != API_VERSION:  # Jobs back off and retry, as NVCRE's do
-                failure = (DEPENDENCY_CREATION_ERROR,
+                failure = (DEPENDENCY_CREATION_ERROR, "Failed to create dependency: "
                            f"failed to create dependency {ref.api_version}/{ref.kind} {ref.name}: {message}")
         if failure:
             self._apply(status.fail(world, *failure), self.name, requeue)

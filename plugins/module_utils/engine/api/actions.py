@@ -44,9 +44,12 @@ class Replace:
 
 @dataclass(frozen=True)
 class UpdateStatus:
-    """PUT the status subresource; `obj.metadata.resourceVersion` is set. A 409 means re-read and reconcile again."""
+    """PUT the status subresource; `obj.metadata.resourceVersion` is set. A 409 means re-read and reconcile again.
+    `failure_event`: when the server refuses the write otherwise, a Warning Event of this reason tells why
+    (NVCRE's `OverrideErrorStatusUpdateFailed`, `HeterogeneousPlatformStatusUpdateFailed`)."""
 
     obj: Obj
+    failure_event: str = ""
 
 
 @dataclass(frozen=True)
@@ -66,9 +69,24 @@ class Delete:
     propagation: str = "Background"
 
 
+# Event messages are capped at 1,024 bytes, as NVCRE's recorder caps its notes.
+EVENT_MESSAGE_LIMIT = 1024
+TRUNCATED = "... [truncated]"
+
+
+def event_message(message: str) -> str:
+    """`message` within EVENT_MESSAGE_LIMIT bytes of UTF-8: longer ones keep what fits (never half a
+    character) and end with `... [truncated]`."""
+    data = message.encode()
+    if len(data) <= EVENT_MESSAGE_LIMIT:
+        return message
+    keep = data[:EVENT_MESSAGE_LIMIT - len(TRUNCATED.encode())].decode(errors="ignore")
+    return keep + TRUNCATED
+
+
 @dataclass(frozen=True)
 class Event:
-    """A core/v1 Event on `involved` (`type` Normal or Warning)."""
+    """A core/v1 Event on `involved` (`type` Normal or Warning); the driver caps the message (event_message)."""
 
     involved: Obj
     type: str

@@ -19,8 +19,8 @@ SCOPE_WORKFLOW = "workflow"
 SCOPE_JOB = "job"
 
 _RESOURCE_NAME = re.compile(r"^[a-z0-9][-a-z0-9.]*[a-z0-9]$")
-# Without a REST mapper (offline render) these core kinds are known to be cluster-scoped; every
-# `Cluster*` kind is too. The live driver asks the API server instead.
+# Without API discovery (offline render, or a kind the server does not serve yet) these core kinds are known
+# to be cluster-scoped; every `Cluster*` kind is too. The live driver asks the API server (§7.2 REST mapper).
 CLUSTER_SCOPED_KINDS = frozenset({
     "Namespace", "Node", "PersistentVolume", "StorageClass", "PriorityClass", "CustomResourceDefinition",
     "RuntimeClass", "IngressClass", "DeviceClass", "ResourceSlice", "LogProfile", "VolumeSnapshotClass",
@@ -44,8 +44,15 @@ def strip_when(dependency: dict[str, Any]) -> dict[str, Any]:
     return json_copy({k: v for k, v in dependency.items() if k != "when"})
 
 
-def is_cluster_scoped(obj: dict[str, Any]) -> bool:
+# (apiVersion, kind) -> namespaced, as API discovery answered.
+Scopes = dict[tuple[str, str], bool]
+
+
+def is_cluster_scoped(obj: dict[str, Any], namespaced: Scopes | None = None) -> bool:
     kind = obj.get("kind", "")
+    known = (namespaced or {}).get((obj.get("apiVersion", ""), kind))
+    if known is not None:
+        return not known
     return kind.startswith("Cluster") or kind in CLUSTER_SCOPED_KINDS
 
 
@@ -233,13 +240,14 @@ def _dig(obj: Any, trail: tuple[str, ...]) -> Any:
     return obj
 
 
-def manifest(obj: dict[str, Any], workflow: dict[str, Any], scope: str) -> dict[str, Any]:
+def manifest(obj: dict[str, Any], workflow: dict[str, Any], scope: str,
+             namespaced: Scopes | None = None) -> dict[str, Any]:
     """Completes `obj` (a fresh copy, modified in place) into the object to create: Workflow namespace,
     tracking label and UID annotation; workflow-scoped namespaced objects also get a non-controller owner
     reference to the Workflow."""
     meta = workflow.get("metadata") or {}
     obj_meta = obj.setdefault("metadata", {})
-    cluster_scoped = is_cluster_scoped(obj)
+    cluster_scoped = is_cluster_scoped(obj, namespaced)
     if not cluster_scoped and not obj_meta.get("namespace") and meta.get("namespace"):
         obj_meta["namespace"] = meta["namespace"]
     obj_meta.setdefault("labels", {})[LABEL_WORKFLOW] = meta.get("name", "")
@@ -266,7 +274,8 @@ class DependencyPlan:
     """Scope and creation order of a Workflow's (post-override) dependencies."""
 
     def __init__(self, dependencies: list[dict[str, Any]], job_spec: dict[str, Any],
-                 gang_scheduler: dict[str, Any] | None = None) -> None:
+                 gang_scheduler: dict[str, Any] | None = None, namespaced: Scopes | None = None) -> None:
+        self.namespaced = namespaced
         objects = [strip_when(d) for d in dependencies]
         order = creation_order(objects)
         scoped = classify(objects, job_spec)
@@ -275,7 +284,7 @@ class DependencyPlan:
         self.renamer = Renamer(job_spec, self.job_scoped, gang_scheduler)
 
     def workflow_manifests(self, workflow: dict[str, Any]) -> list[dict[str, Any]]:
-        return [manifest(json_copy(d), workflow, SCOPE_WORKFLOW) for d in self.workflow_scoped]
+        return [manifest(json_copy(d), workflow, SCOPE_WORKFLOW, self.namespaced) for d in self.workflow_scoped]
 
     def for_launch(self, suffix: str) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
         """(renamed Job spec, renamed job-scoped copies, effective dependency set for the gang check)."""

@@ -28,6 +28,15 @@ DEFAULT_TARGET = "node"
 LAUNCHER = "launcher"
 # Manager of the runtimePatch we add when the template has none to carry placement (our choice).
 PLACEMENT_PATCH_MANAGER = "nvcre.nvidia.com/placement"
+# Ours, not NVCRE's: the group's retry count a Job was created for. A retried group's status no longer names
+# its Job (NVCRE's Pending clears jobRef), so this is how a resumed run tells that Job from a fresh one.
+LABEL_RETRY = "cre.certification/retry"
+
+
+def retry_of(job: dict[str, Any]) -> int:
+    """The retry a Job was launched for (0 without the label: a first attempt)."""
+    value = ((job.get("metadata") or {}).get("labels") or {}).get(LABEL_RETRY, "0")
+    return int(value) if str(value).isdigit() else 0
 
 
 class Launch:
@@ -56,7 +65,7 @@ def launch(workflow: dict[str, Any], plan: DependencyPlan, group: dict[str, Any]
     working = gang.validate_resolved_job_template(renamed, effective, spec.get("gangScheduler"), group["name"])
     name = naming.job_name(meta.get("name", ""), group["name"], iteration, single)
     job = job_manifest(workflow, working, group, name, gpu_products)
-    return Launch(job, [manifest(d, workflow, SCOPE_JOB) for d in copies])  # fresh copies: completed in place
+    return Launch(job, [manifest(d, workflow, SCOPE_JOB, plan.namespaced) for d in copies])  # fresh: completed in place
 
 
 def job_manifest(workflow: dict[str, Any], job_spec: dict[str, Any], group: dict[str, Any], name: str,
@@ -103,6 +112,8 @@ def job_manifest(workflow: dict[str, Any], job_spec: dict[str, Any], group: dict
     template_meta = (wf_spec.get("jobTemplate") or {}).get("metadata") or {}
     labels = {**(template_meta.get("labels") or {}), LABEL_MANAGED_BY: MANAGED_BY_NVCRE,
               LABEL_WORKFLOW: meta.get("name", ""), LABEL_GROUP: group["name"]}
+    if group.get("retries"):
+        labels[LABEL_RETRY] = str(group["retries"])
     annotations = dict(template_meta.get("annotations") or {})
     if group["nodes"]:
         annotations[ANNOTATION_GROUP_NODES] = ",".join(group["nodes"])

@@ -57,7 +57,13 @@ def discover(wf: dict[str, Any], nodes: list[dict[str, Any]], early: dict[str, A
 
 
 def partition(resolved: dict[str, Any], detection: detect.Detection, plan: dict[str, Any]) -> Partition:
-    """§4 steps 7-13 on the resolved spec: placement, GPU capacity filter, gang contract, nodesPerJob, groups."""
+    """§4 steps 7-13 on the resolved spec: placement, GPU capacity filter, gang contract, nodesPerJob, groups.
+    (A live Workflow creates its workflow-scoped dependencies between `check` and `group`, step 10.)"""
+    return group(resolved, check(resolved, detection, plan), plan)
+
+
+def check(resolved: dict[str, Any], detection: detect.Detection, plan: dict[str, Any]) -> detect.Detection:
+    """§4 steps 7-9: placement, GPU capacity filter, gang contract; the detection after the capacity filter."""
     orchestration = resolved.get("orchestration") or {}
     plan["placement"] = orchestration.get("placement") or placement.PINNED
     placement.validate_placement(orchestration)
@@ -68,7 +74,13 @@ def partition(resolved: dict[str, Any], detection: detect.Detection, plan: dict[
     job_spec = (resolved.get("jobTemplate") or {}).get("spec") or {}
     dependencies = [strip_when(d) for d in resolved.get("dependencies") or []]
     gang.validate_resolved_job_template(job_spec, dependencies, resolved.get("gangScheduler"))
+    return detection
 
+
+def group(resolved: dict[str, Any], detection: detect.Detection, plan: dict[str, Any]) -> Partition:
+    """§4 steps 11-13: nodesPerJob and the Pending group statuses."""
+    orchestration = resolved.get("orchestration") or {}
+    job_spec = (resolved.get("jobTemplate") or {}).get("spec") or {}
     npj = placement.nodes_per_job(job_spec, orchestration, detection)
     labels = {detect.node_name(n): (n.get("metadata") or {}).get("labels") or {} for n in detection.nodes}
     npj, groups = placement.plan_groups(detection.node_names, orchestration, npj, labels)

@@ -31,7 +31,7 @@ from ..api.vocabulary import (
 )
 from ..spec.log_lines import LogProfileError
 from ..spec.nccl_log import NcclParser, aggregate, merge_transports
-from . import measurement_pods
+from . import job_measurements, measurement_pods
 from .measurement import (
     MAX_LOOKBACK,
     REQUEUE,
@@ -77,7 +77,7 @@ def reconcile(world: BandwidthWorld) -> BandwidthStep:
     m, job = world.measurement, world.job
     if is_true(m, COMPLETE):
         return BandwidthStep(Step(terminal=True))
-    if job is None or not _measures(m, job):
+    if job is None or not job_measurements.measures(m, job):
         return _gone(world)
     if is_true(job, SUCCEEDED):
         return _final(world, succeeded=True)
@@ -90,11 +90,6 @@ def reconcile(world: BandwidthWorld) -> BandwidthStep:
 
 def _now(world: BandwidthWorld) -> datetime:
     return world.now or datetime.now(UTC)
-
-
-def _measures(m: Obj, job: Obj) -> bool:
-    uid = (meta(m).get("annotations") or {}).get(ANNOTATION_JOB_UID)
-    return not uid or uid == meta(job).get("uid")
 
 
 def _parser(world: BandwidthWorld) -> tuple[NcclParser | None, str]:

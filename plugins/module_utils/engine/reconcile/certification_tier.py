@@ -10,13 +10,14 @@ Certification it writes nothing.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from ..api.actions import Create, Step, UpdateStatus
+from ..api.actions import Create, Event, Step, UpdateStatus
 from ..api.errors import InputError, WorkflowFailure
-from ..api.objects import condition, controlled_by, is_true, meta, timestamp, true_type
+from ..api.objects import condition, controlled_by, is_true, meta, parse_time, timestamp, true_type
 from ..api.vocabulary import (
     API_VERSION,
     BUILD_FAILED,
@@ -36,13 +37,18 @@ from ..api.vocabulary import (
     WORKFLOW_NAME_COLLISION,
 )
 from ..models import dump, parse_certification
-from ..plan import category_build, detect, render
+from ..plan import category_build, category_detect, detect, render
 from ..spec import thresholds
 
 # The spec names ThresholdViolation as a Certification reason but gives no message; this one says what happened.
 VALIDATION_MESSAGE = "One or more certification categories failed performance threshold validation"
 EARLIER_BUILD_FAILURE = "build failed in an earlier run"
 PENDING = "Pending"
+WAITING_FOR_NODES = "WaitingForNodes"
+WAIT_FOR_NODES = timedelta(minutes=5)
+NO_NODES_NOTE = "Nodes that are cordoned or unschedulable do not count."
+ARCHITECTURE_UNKNOWN = ("cannot determine GPU architecture from target nodeSelector "
+                        "(nvidia.com/gpu.product label is required)")
 
 Obj = dict[str, Any]
 
@@ -67,13 +73,12 @@ def desired_certification(args: Obj) -> Obj:
                              "labels": {**args["labels"], LABEL_MANAGED_BY: MANAGER}},
                 "spec": spec}
     obj["spec"] = dump(parse_certification(obj))["spec"]
-    category_build.check_categories(obj["spec"])
     # Thresholds NVCRE would only judge after the run (UnknownThresholdKey) are refused before anything is written.
     thresholds.validate(args["options"].get("thresholds") or {}, "options.thresholds")
     for index, category in enumerate(obj["spec"]["categories"]):
         thresholds.validate((category.get("options") or {}).get("thresholds") or {},
                             f"categories[{index}].options.thresholds")
-    return obj
+    return obj  # unknown categories are recorded on the Certification (CategoryNotFound), as NVCRE does
 
 
 def categories(items: list[Any]) -> list[Obj]:
@@ -110,7 +115,8 @@ def admit(desired: Obj, live: Obj) -> Obj:
 class CertificationWorld:
     """What the shell observed: the Certification, the live Workflows by name, the Nodes (listed only when a
     category is still to be built), the build failures met earlier in this run (category index → message)
-    and whether the run's deadline has passed."""
+    and whether the run's deadline has passed. For a build also: the gpu.nvidia.com ResourceSlices when a
+    GPU node lacks its product label (None: not listed) and the GKE `nccl-tcpxo-installer` pods."""
 
     certification: Obj
     workflows: dict[str, Obj] = field(default_factory=dict)
@@ -118,12 +124,15 @@ class CertificationWorld:
     build_failures: dict[int, str] = field(default_factory=dict)
     now: datetime | None = None
     expired: bool = False
+    resource_slices: list[Obj] | None = None
+    tcpxo_pods: list[Obj] = field(default_factory=list)
 
 
 @dataclass
 class CertificationStep:
     """`step`: the writes, in order. `drive`: the Workflow to drive now (when `step` has nothing to write).
-    `wait`: nothing to do until something changes (a foreign Workflow is being deleted): look again later.
+    `wait`: nothing to do until something changes (a foreign Workflow is being deleted, or no node matches the
+    target yet): look again later.
     `notes`: progress lines for the user once the writes are done. `build_failures`: met in this pass.
     `failure`: (reason, message) the run ends with, after `step`. `done`: every category is terminal."""
 
@@ -157,6 +166,13 @@ def reconcile(world: CertificationWorld) -> CertificationStep:
     recorded = _recorded(cert)
     seen: list[Obj | None] = [None] * len(cats)
     out = CertificationStep()
+    try:
+        category_build.check_categories(cert.get("spec") or {})
+    except WorkflowFailure as unknown:  # every category is looked up before anything is built
+        failed = {"type": FAILED, "reason": unknown.reason, "message": unknown.message}
+        out.step = Step(_status_write(cert, seen, world.now, failed), terminal=True)
+        out.failure = (unknown.reason, unknown.message)
+        return out
     for index, (category, name) in enumerate(zip(cats, names)):
         key = _key(category)
         wf = world.workflows.get(name)
@@ -173,13 +189,24 @@ def reconcile(world: CertificationWorld) -> CertificationStep:
             message = world.build_failures.get(index) or (EARLIER_BUILD_FAILURE if _failed_build(recorded, index) else "")
             if not message:
                 try:
-                    built = build(cert, category, world.nodes)
+                    built, events = build(cert, category, world)
+                except NoNodes as exc:
+                    left = _wait_left(world, seen, index)
+                    if left > timedelta(0):
+                        waiting = {"type": IN_PROGRESS, "reason": WAITING_FOR_NODES, "message": exc.waiting(left)}
+                        out.step, out.wait = Step(_status_write(cert, seen, world.now, waiting)), True
+                        return out
+                    message = exc.message
+                    out.notes.append(f"{key}: build failed: {message}")
+                    out.build_failures[index] = message
                 except (InputError, WorkflowFailure) as exc:
-                    message = f"{key}: {exc}"
+                    message = str(exc)
                     out.notes.append(f"{key}: build failed: {exc}")
                     out.build_failures[index] = message
                 else:
-                    out.step = Step(_status_write(cert, seen, world.now) + [Create(built, owner_uid=meta(cert).get("uid", ""))])
+                    out.step = Step(_status_write(cert, seen, world.now)
+                                    + [Event(cert, e["type"], e["reason"], e["message"]) for e in events]
+                                    + [Create(built, owner_uid=meta(cert).get("uid", ""))])
                     out.notes.append(f"{key}: created Workflow {name} ({index + 1} of {len(cats)})")
                     return out
             seen[index] = failed_build(message)
@@ -198,6 +225,7 @@ def plan(world: CertificationWorld) -> CertificationStep:
     """Check mode: what each category still to be built would create (`plans`), whether anything would change,
     and the build failures; nothing is written."""
     cert = world.certification
+    category_build.check_categories(cert.get("spec") or {})  # CategoryNotFound: the run would fail at once
     out = CertificationStep(done=True)
     out.changed = not meta(cert).get("uid")  # the Certification itself would be created
     recorded = _recorded(cert)
@@ -212,10 +240,10 @@ def plan(world: CertificationWorld) -> CertificationStep:
             continue
         out.changed = True
         try:
-            built = build(cert, category, world.nodes)
+            built, _events = build(cert, category, world)
         except (InputError, WorkflowFailure) as exc:
             out.notes.append(f"{_key(category)}: build failed: {exc}")
-            out.build_failures[index] = f"{_key(category)}: {exc}"
+            out.build_failures[index] = str(exc)
             continue
         rendered = render.render(built, world.nodes)
         out.plans.append({"category": _key(category), "workflow": built, "plan": rendered.plan,
@@ -224,12 +252,61 @@ def plan(world: CertificationWorld) -> CertificationStep:
     return out
 
 
-def build(cert: Obj, category: Obj, nodes: list[Obj]) -> Obj:
-    """Detect platform and architecture on the target nodes, then build the Workflow (steps 1–6)."""
-    found = detect.detect(nodes, (cert.get("spec") or {}).get("target"))
-    return category_build.build_workflow(cert, category, platform=found.platform,
-                                         gpu_architecture=found.gpu_architecture, available_nodes=len(found.nodes),
-                                         nodes=found.nodes)
+class NoNodes(WorkflowFailure):
+    """No schedulable node matches the target (step 1): NVCRE waits up to 5 minutes before failing."""
+
+    def __init__(self, target: Obj | None) -> None:
+        selector = ",".join(f"{k}={v}" for k, v in sorted(((target or {}).get("nodeSelector") or {}).items()))
+        self.selector = selector or "the target"
+        super().__init__(BUILD_FAILED, f"No schedulable nodes match {self.selector}. {NO_NODES_NOTE}")
+
+    def waiting(self, left: timedelta) -> str:
+        seconds = math.ceil(left.total_seconds())
+        return f"No schedulable nodes match {self.selector}; retrying for up to {seconds}s more. {NO_NODES_NOTE}"
+
+
+def gpu_architecture(found: detect.Detection, target: Obj | None) -> str:
+    """Step 2: the majority vote, then the product label the nodeSelector asks for, else the spec's error."""
+    if found.gpu_architecture != detect.UNKNOWN_ARCH:
+        return found.gpu_architecture
+    wanted = detect.parse_product(((target or {}).get("nodeSelector") or {}).get(detect.GPU_PRODUCT, ""))
+    if wanted:
+        return wanted
+    raise WorkflowFailure(BUILD_FAILED, ARCHITECTURE_UNKNOWN)
+
+
+def build(cert: Obj, category: Obj, world: CertificationWorld) -> tuple[Obj, list[Obj]]:
+    """Steps 1–6 for one category: discover and detect on the target nodes (NoNodes when none matches), then
+    build the Workflow. Returns it with the detection events for the Certification."""
+    spec = cert.get("spec") or {}
+    target = spec.get("target")
+    try:
+        found = detect.detect(world.nodes, target, world.resource_slices)
+    except WorkflowFailure as failure:
+        if failure.reason == "NodeDiscoveryError":
+            raise NoNodes(target) from None
+        raise
+    arch = gpu_architecture(found, target)
+    options = category_build.resolve_options(spec, category)
+    detected, events = category_detect.detect_for_build(found.nodes, platform=found.platform, gpu_architecture=arch,
+                                                        options=options, tcpxo_pods=world.tcpxo_pods)
+    built = category_build.build_workflow(cert, category, platform=found.platform, gpu_architecture=arch,
+                                          available_nodes=len(found.nodes), nodes=found.nodes, detected=detected)
+    return built, events
+
+
+def _wait_left(world: CertificationWorld, seen: list[Obj | None], index: int) -> timedelta:
+    """How much of the 5-minute node wait is left for category `index`. The wait starts when the category
+    became current: the Certification's creation, or the end of the latest earlier Workflow (both in the
+    cluster, so a rerun inside the window keeps waiting)."""
+    starts = [parse_time(meta(world.certification).get("creationTimestamp"))]
+    for workflow in seen[:index]:
+        done = condition(workflow, true_type(workflow)) if workflow is not None else None
+        starts.append(parse_time((done or {}).get("lastTransitionTime")))
+    begun = max((t for t in starts if t is not None), default=None)
+    if begun is None or world.now is None:
+        return WAIT_FOR_NODES
+    return begun + WAIT_FOR_NODES - world.now
 
 
 def failed_build(message: str) -> Obj:
@@ -355,12 +432,21 @@ def _status_write(cert: Obj, workflows: list[Obj | None], now: datetime | None, 
     statuses = progress["categoryStatuses"]
     old = cert.get("status") or {}
     stamp = timestamp(now) if now else ""
+    chosen = override or progress["condition"]
+    before = true_condition(cert)
+    if chosen["reason"] == WAITING_FOR_NODES and before["reason"] == WAITING_FOR_NODES:
+        chosen = before  # still waiting: the message said how long when the wait began; no rewrite per pass
     status = {**old, "categoryStatuses": statuses,
-              "conditions": conditions(old.get("conditions") or [], override or progress["condition"],
+              "conditions": conditions(old.get("conditions") or [], chosen,
                                        progress["validationFailed"], meta(cert).get("generation", 1), stamp)}
     if status == old:
         return []
-    return [UpdateStatus({**cert, "status": status})]
+    actions: list[Any] = [UpdateStatus({**cert, "status": status})]
+    if {k: chosen[k] for k in ("type", "reason", "message")} != before:
+        # A lifecycle event per transition of the True condition (Warning for Failed), as every NVCRE tier.
+        actions.append(Event(cert, "Warning" if chosen["type"] == FAILED else "Normal", chosen["reason"],
+                             chosen["message"]))
+    return actions
 
 
 def true_condition(workflow: Obj | None) -> Obj:

@@ -209,30 +209,48 @@ def _attempt(job: Obj) -> str:
 
 
 def _running(world: JobWorld, new: Obj, attempt: str, now: datetime) -> tuple[tuple[str, str, str], float | None]:
-    """Running: stamp the start, then the scheduling stall (ADR-083) from the pods' PodScheduled conditions.
+    """Running: stamp the start once, then the scheduling stall (ADR-083) from the pods' PodScheduled conditions.
 
     Blocked since = the earliest Unschedulable transition among the pods that are still unschedulable, so it
-    is the same on every pass. On resume the blocked episode is added to workloadStartTime: the Workflow
-    counts timeoutPerJob from it, and blocked time must not count.
+    is the same on every pass. workloadStartTime never moves: on resume `schedulingResumedTime` closes the
+    episode that `schedulingBlockedSince` opened, and the Workflow leaves that episode out of timeoutPerJob
+    (`scheduling_paused`). A later episode opens a new one.
     """
     new.setdefault("workloadStartTime", timestamp(now))
     running = (IN_PROGRESS, WORKLOAD_RUNNING, f"Workload {attempt} is running")
     blocked = _unschedulable(world.pods)
     grace = timedelta(seconds=int((world.job.get("spec") or {}).get("schedulingStallGraceSeconds")
                                   or DEFAULT_SCHEDULING_STALL_GRACE_SECONDS))
+    open_episode = scheduling_blocked(new)
     if blocked:
         since, message = blocked
         since = min(since, now)
-        if new.get("schedulingBlockedSince") or now - since >= grace:
-            new.setdefault("schedulingBlockedSince", timestamp(since))
+        if open_episode or now - since >= grace:
+            if not open_episode:
+                new["schedulingBlockedSince"] = timestamp(since)
+                new.pop("schedulingResumedTime", None)
             return (IN_PROGRESS, WORKLOAD_SCHEDULING_BLOCKED, message), None
         return running, (since + grace - now).total_seconds()
-    if blocked_since := new.pop("schedulingBlockedSince", None):
-        start = parse_time(new["workloadStartTime"]) or now
-        paused = now - max(parse_time(blocked_since) or now, start)
-        new["workloadStartTime"] = timestamp(start + max(paused, timedelta(0)))
+    if open_episode:
         new["schedulingResumedTime"] = timestamp(now)
     return running, None
+
+
+def scheduling_blocked(status: Obj) -> bool:
+    """An open blocked episode: `schedulingBlockedSince` set and not closed by a later `schedulingResumedTime`."""
+    since = parse_time(status.get("schedulingBlockedSince"))
+    resumed = parse_time(status.get("schedulingResumedTime"))
+    return since is not None and (resumed is None or resumed < since)
+
+
+def scheduling_paused(status: Obj) -> timedelta:
+    """The closed blocked episode's length (after workloadStartTime), which timeoutPerJob does not count."""
+    since = parse_time(status.get("schedulingBlockedSince"))
+    resumed = parse_time(status.get("schedulingResumedTime"))
+    start = parse_time(status.get("workloadStartTime"))
+    if since is None or resumed is None or resumed < since:
+        return timedelta(0)
+    return max(resumed - max(since, start or since), timedelta(0))
 
 
 def _unschedulable(pods: list[Obj]) -> tuple[datetime, str] | None:

@@ -12,11 +12,9 @@ from typing import Any
 
 from ..api.objects import condition, go_duration, is_true, meta, parse_duration, parse_time, set_condition
 from ..api.vocabulary import (
-    ANNOTATION_JOB_UID,
     BANDWIDTH_MEASUREMENT,
     COMPLETE,
     GOODPUT_MEASUREMENT,
-    JOB_SUCCEEDED,
     MEASUREMENT_TIMEOUT,
     SUCCEEDED,
     THRESHOLD_VIOLATION,
@@ -44,12 +42,9 @@ def measured(job: Obj, measurements: list[Obj]) -> dict[str, float]:
     """The values the thresholds can see: a final bandwidth measurement of this very Job (Complete with
     JobSucceeded and results), and any Complete goodput measurement's figures above zero."""
     values: dict[str, float] = {}
-    uid = meta(job).get("uid")
     for bm in job_measurements.of_job(measurements, job, BANDWIDTH_MEASUREMENT):
-        marked = (meta(bm).get("annotations") or {}).get(ANNOTATION_JOB_UID)
         results = (bm.get("status") or {}).get("results") or []
-        final = is_true(bm, COMPLETE) and (condition(bm, COMPLETE) or {}).get("reason") == JOB_SUCCEEDED
-        if (not marked or marked == uid) and final and results:
+        if job_measurements.measures(bm, job) and job_measurements.final(bm) and results:
             values["busBandwidthGBps"] = max(float(r.get("busBW") or 0) for r in results)
             values["algBandwidthGBps"] = max(float(r.get("algBW") or 0) for r in results)
             break

@@ -11,11 +11,11 @@ Invariants that make every pass safe to interrupt and repeat:
 - Creates come before the status write that records them. A child that exists but is not recorded gets
   the same deterministic `Create` again; the driver meets AlreadyExists and adopts it (`ownership`).
 - Deletes that lose information (a retried group's Job, the previous iteration's Jobs) come *after* the
-  status write that makes them stale, and every later pass finishes them: a retried group stays Pending
-  with its old `jobRef` (name and UID) until relaunch, so the Job holding that UID is deleted before the
-  name is reused, while a fresh Job that exists unrecorded is adopted; Jobs named in `iterationHistory`
-  are deleted whenever they are seen. So a retry or an iteration is counted once: the counter (`retries`,
-  `completedIterations`) moves in the same write that resets the groups.
+  status write that makes them stale, and every later pass finishes them: a retried group shows NVCRE's
+  Pending status (no jobRef, no times) and its Job's `cre.certification/retry` label tells the Job of an
+  earlier attempt (deleted before the name is reused) from a fresh one that exists unrecorded (adopted);
+  Jobs named in `iterationHistory` are deleted whenever they are seen. So a retry or an iteration is
+  counted once: the counter (`retries`, `completedIterations`) moves in the same write that resets the groups.
 - Deletes of job-scoped dependency copies come *before* the write that drops their refs: a lost write
   repeats the deletes (NotFound is success), never leaks a ref-less object.
 - Node-result ConfigMaps are unions (`node_results`), written before the status that references them:
@@ -23,16 +23,17 @@ Invariants that make every pass safe to interrupt and repeat:
 - Every delete carries the live UID as a precondition: never someone else's object of the same name.
 
 Not handled here: diagnose mode (§9) fails clearly with an InputError; PV stamping and reclaim of PVC
-dependencies (§7.2, §7.3), and the ComputeDomain "not ready" requeue, are left to the driver.
+dependencies (§7.2, §7.3) are left to the driver.
 """
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..api import naming
-from ..api.actions import Action, Create, Delete, Event, Ref, Step
+from ..api.actions import Action, Create, Delete, Event, Ref, Step, UpdateStatus
 from ..api.errors import InputError, WorkflowFailure
 from ..api.objects import condition, is_true, meta, owned_by, parse_duration, parse_time, set_condition, timestamp
 from ..api.vocabulary import (
@@ -52,10 +53,13 @@ from ..models import dump, parse_workflow
 from ..plan import detect, jobs, partition, placement
 from ..plan.dependencies import SCOPE_JOB, SCOPE_WORKFLOW, DependencyPlan, reference, strip_when
 from . import node_results
+from .job_tier import scheduling_blocked, scheduling_paused
 from .status import status_write
 from .world import WorkflowWorld
 
+STATUS_FAILURE_EVENTS = ("OverrideError", "HeterogeneousPlatform")
 REQUEUE = 15.0      # JobRequeueInterval
+COMPUTE_DOMAIN = "ComputeDomain"
 IMMEDIATE = 0.05
 DRAIN_BOUND = timedelta(minutes=5)
 TIMEOUT_MESSAGE = "Job exceeded timeoutPerJob"
@@ -111,9 +115,7 @@ class _Pass:
         self.execution = (early.get("orchestration") or {}).get("execution") or {}
         self.iterations = max(int((early.get("orchestration") or {}).get("iterations") or 1), 1)
         self.unpinned = placement.is_unpinned(early.get("orchestration") or {})
-        job_spec = (early.get("jobTemplate") or {}).get("spec") or {}
-        self.dep_plan = DependencyPlan([strip_when(d) for d in early.get("dependencies") or []], job_spec,
-                                       early.get("gangScheduler"))
+        self.dep_plan = self.dependency_plan(early, (early.get("jobTemplate") or {}).get("spec") or {})
         self.ensure_workflow_dependencies()
         self.delete_previous_iterations()
         groups = self.orch.get("groups") or []
@@ -135,7 +137,11 @@ class _Pass:
         return Step(self.actions, requeue_after=None if terminal else requeue, terminal=terminal)
 
     def failed(self, reason: str, message: str) -> Step:
-        return self.write(FAILED, reason, message, None, terminal=True)
+        step = self.write(FAILED, reason, message, None, terminal=True)
+        if reason in STATUS_FAILURE_EVENTS:  # §8.9: a refused write of these is told in a Warning event
+            step.actions = [replace(a, failure_event=f"{reason}StatusUpdateFailed") if isinstance(a, UpdateStatus)
+                            else a for a in step.actions]
+        return step
 
     def create(self, obj: Obj) -> None:
         self.actions.append(Create(obj, owner_uid=self.uid))
@@ -153,7 +159,12 @@ class _Pass:
         try:
             detection, resolved = partition.discover(self.normalized(), self.world.nodes, early, plan,
                                                      self.world.resource_slices)
-            part = partition.partition(resolved, detection, plan)
+            detection = partition.check(resolved, detection, plan)
+            job_spec = (resolved.get("jobTemplate") or {}).get("spec") or {}
+            self.dep_plan = self.dependency_plan(resolved, job_spec)
+            self.wf_resolved = {**self.workflow, "spec": resolved}
+            self.ensure_workflow_dependencies()  # step 10, before nodesPerJob and grouping
+            part = partition.group(resolved, detection, plan)
         except WorkflowFailure as failure:
             if isinstance(failure, detect.DetectionFailure):
                 plan.update(excluded_nodes=failure.detection.excluded_nodes,
@@ -163,11 +174,6 @@ class _Pass:
             return self.failed(failure.reason, failure.message)
         self.record_plan(plan)
         self.events(plan["events"])
-        job_spec = (resolved.get("jobTemplate") or {}).get("spec") or {}
-        self.dep_plan = DependencyPlan([strip_when(d) for d in resolved.get("dependencies") or []], job_spec,
-                                       resolved.get("gangScheduler"))
-        self.wf_resolved = {**self.workflow, "spec": resolved}
-        self.ensure_workflow_dependencies()
         total, npj = len(part.detection.nodes), part.nodes_per_job
         self.orch.update(totalNodes=total, nodesPerJob=npj, totalGroups=len(part.groups), currentIteration=1,
                          groups=part.groups)
@@ -177,6 +183,10 @@ class _Pass:
         else:
             message = f"Discovered {total} nodes, partitioned into {len(part.groups)} groups ({npj} nodes/job)"
         return self.write(IN_PROGRESS, "GroupsPartitioned", message, IMMEDIATE)
+
+    def dependency_plan(self, resolved: Obj, job_spec: Obj) -> DependencyPlan:
+        return DependencyPlan([strip_when(d) for d in resolved.get("dependencies") or []], job_spec,
+                              resolved.get("gangScheduler"), self.world.namespaced)
 
     def normalized(self) -> Obj:
         return {**self.workflow, "spec": self.spec}
@@ -245,8 +255,8 @@ class _Pass:
             live = self.world.jobs.get(self.job_name(group))
             if live is not None and meta(live).get("deletionTimestamp"):
                 continue  # a previous holder of the name is going away; never adopt a terminating Job
-            if live is not None and meta(live).get("uid") == (group.get("jobRef") or {}).get("uid"):
-                self.delete(live)  # the retried Job, whose delete was interrupted: finish it first
+            if live is not None and jobs.retry_of(live) < int(group.get("retries") or 0):
+                self.delete(live)  # an earlier attempt's Job, whose delete was interrupted: finish it first
                 continue
             try:
                 launch = jobs.launch(self.wf_resolved, self.dep_plan, group, iteration,
@@ -255,23 +265,30 @@ class _Pass:
                 return self.failed(failure.reason, failure.message)
             launches.append((group, launch))
             busy.update(group.get("nodes") or [])
-        if not launches:
-            current = condition(self.workflow, IN_PROGRESS) or {}
-            return self.write(IN_PROGRESS, current.get("reason", "JobCreated"), current.get("message", ""), REQUEUE)
         refs = self.status.setdefault("dependencyRefs", [])
+        launched = 0
         for group, launch in launches:
             for obj in launch.dependencies:
                 self.create(obj)
                 ref = reference(obj, SCOPE_JOB, group["name"], iteration)
                 if ref not in refs:
                     refs.append(ref)
+            if any(obj.get("kind") == COMPUTE_DOMAIN and Ref.of(obj) not in self.world.dependencies
+                   for obj in launch.dependencies):
+                # §7.2: a ComputeDomain just created is not ready; its Job (and the groups after it) wait for a
+                # later pass. Its refs are written now, so that pass sees it (and cleanup finds it).
+                break
             self.create(launch.job)
+            launched += 1
             job_meta = launch.job["metadata"]
             group.update(phase=RUNNING, jobRef={"apiVersion": API_VERSION, "kind": "Job", "name": job_meta["name"],
                                                 "namespace": job_meta.get("namespace", self.namespace)},
                          startTime=timestamp(self.now))
         if not refs:
             self.status.pop("dependencyRefs")
+        if not launched:
+            current = condition(self.workflow, IN_PROGRESS) or {}
+            return self.write(IN_PROGRESS, current.get("reason", "JobCreated"), current.get("message", ""), REQUEUE)
         return self.write(IN_PROGRESS, "JobCreated", self.running_message(), REQUEUE)
 
     def affinity_products(self, group: Obj) -> list[str]:
@@ -363,12 +380,12 @@ class _Pass:
         status = job.get("status") or {}
         start = parse_time(status.get("workloadStartTime"))
         blocked = parse_time(status.get("schedulingBlockedSince"))
-        if blocked is not None:
+        if blocked is not None and scheduling_blocked(status):
             if self.now - blocked > limit:
                 return TIMEOUT_BLOCKED_MESSAGE
             return TIMEOUT_MESSAGE if start is not None and blocked - start > limit else None
-        if start is not None:
-            return TIMEOUT_MESSAGE if self.now - start > limit else None
+        if start is not None:  # a closed blocked episode does not count (surroundings §2.3)
+            return TIMEOUT_MESSAGE if self.now - start - scheduling_paused(status) > limit else None
         if status.get("workloadRef"):
             return None
         launched = parse_time(group.get("startTime"))
@@ -404,11 +421,9 @@ class _Pass:
         timed_out = (condition(job, FAILED) or {}).get("reason") == JOB_TIMED_OUT
         retries = int(group.get("retries") or 0)
         if failed and not timed_out and retries < int(self.execution.get("retryFailedGroups") or 0):
-            # jobRef keeps only the retried Job's identity (with its UID) until the relaunch replaces it, so
-            # that a pass interrupted before the delete below tells that Job from a fresh unrecorded one.
-            group.update(phase=PENDING, retries=retries + 1,
-                         jobRef={**group["jobRef"], "uid": meta(job).get("uid", "")})
-            for key in ("startTime", "completionTime"):
+            # NVCRE's Pending: no jobRef, no times. The Job's retry label marks it as the earlier attempt.
+            group.update(phase=PENDING, retries=retries + 1)
+            for key in ("jobRef", "startTime", "completionTime"):
                 group.pop(key, None)
             if self.unpinned:
                 group["nodes"] = []

@@ -21,6 +21,9 @@ class WorkflowWorld:
     now: datetime | None = None
     # gpu.nvidia.com ResourceSlices, listed only before discovery when a GPU node lacks its product label.
     resource_slices: list[Obj] | None = None
+    # (apiVersion, kind) -> namespaced, from API discovery, for the dependency kinds the spec names; kinds
+    # missing here fall back to the static list in plan/dependencies.py.
+    namespaced: dict[tuple[str, str], bool] = field(default_factory=dict)
 
 
 @dataclass

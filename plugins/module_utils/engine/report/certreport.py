@@ -1,25 +1,45 @@
-"""The certification report, as `nvcrectl` writes it (surroundings.md §3.5): CertReport JSON, JUnit XML, Markdown.
+"""The certification report, as `nvcrectl` writes it (surroundings.md §3.5, user-docs §3.8): CertReport JSON,
+JUnit XML, Markdown.
 
-Input per category: `{domain, variant, workflow, succeeded, failed, jobs}` — the Workflow as read (None when it
-was never created), the decoded node-result ConfigMaps (`succeeded`: node names, `failed`: `{name, reason,
-message}`) and, optionally, the category's NVCRE Jobs by name (for the failed groups' reason and log tail).
-Everything is sorted or kept in category order, so the same input always gives the same bytes.
+Input per category: `{domain, variant, workflow, succeeded, failed, jobs, measurements}` — the Workflow as read
+(None when it was never created), the decoded node-result ConfigMaps (`succeeded`: node names, `failed`: `{name,
+reason, message}`), the category's NVCRE Jobs by name (the failed groups' reason and failure log) and the
+Workflow's BandwidthMeasurements and GoodputMeasurements. Only final measurements (Complete with JobSucceeded)
+give figures: provisional ones and those that ended otherwise (JobFailed, NoDataCollected, LogsUnavailable) give
+none. Everything is sorted or kept in category order, so the same input always gives the same bytes.
 """
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from datetime import datetime
 from typing import Any
 
-from ..api.objects import go_duration
-from ..api.vocabulary import ANNOTATION_TEST_SCALE
+from ..api.objects import condition, go_duration, is_true, meta, parse_time
+from ..api.vocabulary import (
+    ANNOTATION_TEST_SCALE,
+    BANDWIDTH_MEASUREMENT,
+    GOODPUT_MEASUREMENT,
+    HARDWARE_FAILED,
+    IN_PROGRESS,
+    THRESHOLD_VIOLATED,
+)
+from ..api.vocabulary import FAILED as PHASE_FAILED
+from ..api.vocabulary import PENDING as PHASE_PENDING
+from ..api.vocabulary import RUNNING as PHASE_RUNNING
+from ..api.vocabulary import SUCCEEDED as PHASE_SUCCEEDED
+from ..reconcile import job_measurements
 from ..reconcile.certification_tier import workflow_phase
+from ..spec import thresholds
+from ..spec.log_lines import go_float
+from ..spec.nccl_log import merge_transports, peak
 
-TITLE = "Cluster Certification Report"
+TITLE = "Certification Report"
 PASSED, FAILED, RUNNING, INCOMPLETE = "PASSED", "FAILED", "RUNNING", "INCOMPLETE"
-# Per node and category: the node passed, failed, was excluded before the run, or has no verdict yet.
-NODE_PASSED, NODE_FAILED, NODE_SKIPPED, NODE_PENDING = "PASSED", "FAILED", "SKIPPED", "PENDING"
+# A node's status in a category: NVCRE's Passed and Failed, or excluded before the run, or no verdict yet.
+NODE_PASSED, NODE_FAILED, NODE_SKIPPED, NODE_PENDING = "Passed", "Failed", "Skipped", "Pending"
+FAILURE_LOG_FIELDS = ("podName", "nodeName", "exitCode", "reason", "tail")
+# The measured values by their threshold keys (JUnit property names); unpacking fails if the registry changes.
+BUS_BW, _ALG_BW, GOODPUT_RATIO, AVG_TFLOPS, AVG_STEP_TIME = thresholds.KEYS
 _MNNVL = re.compile(r"NCCL_MNNVL_ENABLE=(\S+)")
 
 
@@ -34,34 +54,27 @@ def _orchestration(workflow: dict | None) -> dict:
     return _status(workflow).get("orchestration") or {}
 
 
-def _true_condition(workflow: dict | None, kind: str) -> dict | None:
-    return next((c for c in _status(workflow).get("conditions") or []
-                 if c.get("type") == kind and c.get("status") == "True"), None)
-
-
-def _parse_time(value: str | None) -> datetime | None:
-    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+def _true_condition(obj: dict | None, kind: str) -> dict | None:
+    return condition(obj, kind) if is_true(obj, kind) else None
 
 
 def _runtime(workflow: dict | None, phase: str) -> str:
     """Creation to the terminal condition's transition; empty while the Workflow runs."""
-    cond = _true_condition(workflow, phase) if phase in ("Succeeded", "Failed") else None
-    start = _parse_time(((workflow or {}).get("metadata") or {}).get("creationTimestamp"))
-    end = _parse_time((cond or {}).get("lastTransitionTime"))
+    cond = _true_condition(workflow, phase) if phase in (PHASE_SUCCEEDED, PHASE_FAILED) else None
+    start = parse_time(meta(workflow).get("creationTimestamp"))
+    end = parse_time((cond or {}).get("lastTransitionTime"))
     return go_duration(int((end - start).total_seconds())) if start and end else ""
 
 
-def _mnnvl(workflow: dict | None) -> bool | None:
-    """Whether the trainer runs with NCCL_MNNVL_ENABLE on (args `NCCL_MNNVL_ENABLE=x` or env); None if unset."""
+def _mnnvl(workflow: dict | None) -> str:
+    """Enabled or Disabled, as the trainer sets NCCL_MNNVL_ENABLE (args `NCCL_MNNVL_ENABLE=x` or env); empty if unset."""
     trainer = ((((workflow or {}).get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}) \
         .get("workload", {}).get("trainJob", {}).get("trainer") or {}
-    for arg in trainer.get("args") or []:
-        if match := _MNNVL.search(str(arg)):
-            return match.group(1) != "0"
-    for env in trainer.get("env") or []:
-        if env.get("name") == "NCCL_MNNVL_ENABLE":
-            return str(env.get("value", "")) != "0"
-    return None
+    values = [m.group(1) for arg in trainer.get("args") or [] if (m := _MNNVL.search(str(arg)))]
+    values += [str(e.get("value", "")) for e in trainer.get("env") or [] if e.get("name") == "NCCL_MNNVL_ENABLE"]
+    if not values:
+        return ""
+    return "Disabled" if values[0] == "0" else "Enabled"
 
 
 def _all_groups(orchestration: dict) -> list[tuple[int, dict]]:
@@ -76,98 +89,223 @@ def _job_name(group: dict) -> str:
     return group.get("jobName") or (group.get("jobRef") or {}).get("name") or ""
 
 
-# ------------------------------------------------------------------ CertReport
-
-
-def _failed_groups(orchestration: dict, jobs: dict[str, dict], failed: list[dict]) -> list[dict]:
-    """Current groups that failed, with their Job's Failed reason and log tail (or the nodes' first reason)."""
-    by_node: dict[str, str] = {}
-    for entry in failed:
-        by_node.setdefault(entry["name"], entry.get("reason", ""))
+def _iterations(groups: list[tuple[int, dict]]) -> list[dict]:
+    """Per iteration: Failed if a group failed and Succeeded if all did, once every group is done (else Running,
+    or Pending before any started); the duration from the first group's start to the last one's completion."""
     out = []
-    for group in orchestration.get("groups") or []:
-        if group.get("phase") != "Failed":
-            continue
-        job = jobs.get(_job_name(group)) or {}
-        cond = _true_condition(job, "HardwareFailed") or _true_condition(job, "Failed") or {}
-        nodes = list(group.get("nodes") or [])
-        reason = cond.get("reason") or next((by_node[n] for n in nodes if n in by_node), "")
-        out.append({"name": group["name"], "nodeCount": len(nodes), "nodes": nodes, "reason": reason,
-                    "failureLog": (job.get("status") or {}).get("failureLog", "")})
+    for number in sorted({at for at, _group in groups}):
+        members = [g for at, g in groups if at == number]
+        phases = {g.get("phase") or PHASE_PENDING for g in members}
+        done = phases <= {PHASE_SUCCEEDED, PHASE_FAILED}
+        if done:
+            status = PHASE_FAILED if PHASE_FAILED in phases else PHASE_SUCCEEDED
+        else:
+            status = PHASE_PENDING if phases == {PHASE_PENDING} else PHASE_RUNNING
+        starts = [t for g in members if (t := parse_time(g.get("startTime")))]
+        ends = [parse_time(g.get("completionTime")) for g in members]
+        duration = ""
+        if done and starts and all(ends):
+            duration = go_duration(int((max(e for e in ends if e) - min(starts)).total_seconds()))
+        out.append({"number": number, "status": status, "duration": duration})
     return out
 
 
-def _node_verdicts(category: dict) -> dict[str, dict]:
-    """node -> {result, reason, message} for every node the category knows about."""
+# ------------------------------------------------------------------ measurements
+
+
+def _number(text: Any) -> float:
+    return go_float(str(text or "")) or 0.0
+
+
+def _results(m: dict) -> list[dict]:
+    return (m.get("status") or {}).get("results") or []
+
+
+def _counted(category: dict) -> dict[tuple[str, str], dict]:
+    """(kind, Job name) -> the measurement whose figures count: the first by name that is final and, while the Job
+    of that name exists, measures it (an earlier iteration's Job is gone); a bandwidth one needs readable results."""
+    jobs = category.get("jobs") or {}
+    out: dict[tuple[str, str], dict] = {}
+    for m in sorted(category.get("measurements") or [], key=lambda m: meta(m).get("name", "")):
+        job_name = ((m.get("spec") or {}).get("jobRef") or {}).get("name", "")
+        job = jobs.get(job_name)
+        if not job_measurements.final(m) or (job is not None and not job_measurements.measures(m, job)):
+            continue
+        if m.get("kind") == BANDWIDTH_MEASUREMENT and peak(_results(m)) is None:
+            continue
+        out.setdefault((m.get("kind", ""), job_name), m)
+    return out
+
+
+def _combined(measurements: list[dict]) -> list[dict]:
+    """One bandwidth table over several measurements: per size (ascending) the sample-weighted means of algBW and
+    busBW (two decimals) and the samples summed."""
+    sums: dict[int, tuple[float, float, int]] = {}
+    for m in measurements:
+        for row in _results(m):
+            alg, bus, count = go_float(str(row.get("algBW", ""))), go_float(str(row.get("busBW", ""))), \
+                int(row.get("samples") or 0)
+            if alg is None or bus is None or count <= 0:
+                continue
+            alg_sum, bus_sum, total = sums.get(int(row["sizeBytes"]), (0.0, 0.0, 0))
+            sums[int(row["sizeBytes"])] = (alg_sum + alg * count, bus_sum + bus * count, total + count)
+    return [{"size": size, "algBW": round(alg_sum / total, 2), "busBW": round(bus_sum / total, 2), "samples": total}
+            for size, (alg_sum, bus_sum, total) in sorted(sums.items())]
+
+
+def _below_min(expression: str, bus_bw: float) -> bool:
+    """The peak busBW violates the Workflow's busBandwidthGBps threshold."""
+    problem = thresholds.evaluate_all({BUS_BW: expression}, {BUS_BW: bus_bw}) if expression else None
+    return problem is not None and problem[0] == THRESHOLD_VIOLATED
+
+
+def _measured(category: dict, groups: list[tuple[int, dict]]) -> dict:
+    """bandwidth and transport over every iteration's final measurements; groupBandwidth and domains (goodput)
+    for the final iteration's groups, each group's figure from its Job's measurement."""
+    workflow = category.get("workflow")
+    counted = _counted(category)
+    every = list({meta(m).get("name"): m for _at, g in groups
+                  if (m := counted.get((BANDWIDTH_MEASUREMENT, _job_name(g))))}.values())
+    performance = (((workflow or {}).get("spec") or {}).get("validation") or {}).get("performance") or {}
+    minimum = ((performance.get("thresholds") or {}).get("thresholds") or {}).get(BUS_BW, "")
+    group_bandwidth, domains = [], []
+    for group in _orchestration(workflow).get("groups") or []:
+        nodes = list(group.get("nodes") or [])
+        if bm := counted.get((BANDWIDTH_MEASUREMENT, _job_name(group))):
+            bus_bw = (peak(_results(bm)) or (0.0, 0.0))[0]
+            group_bandwidth.append({
+                "groupName": group["name"], "nodes": nodes, "busBW": bus_bw,
+                "transport": ", ".join((bm.get("status") or {}).get("transport") or []),
+                "belowMin": _below_min(minimum, bus_bw), "failed": group.get("phase") == PHASE_FAILED})
+        if gm := counted.get((GOODPUT_MEASUREMENT, _job_name(group))):
+            status = gm.get("status") or {}
+            domains.append({"name": group["name"], "nodeCount": len(nodes), "goodput": _number(status.get("result")),
+                            "tflops": _number(status.get("avgTFLOPSPerGPU")),
+                            "stepTime": _number(status.get("avgStepTimeSec"))})
+    return {"bandwidth": _combined(every),
+            "transport": merge_transports([], [t for m in every for t in (m.get("status") or {}).get("transport") or []]),
+            "groupBandwidth": group_bandwidth, "domains": domains}
+
+
+# ------------------------------------------------------------------ CertReport
+
+
+def _first_records(failed: list[dict]) -> dict[str, dict]:
+    """name -> the node's first failed-nodes record, its reasons in sorted order (NVCRE's ConfigMap order)."""
+    out: dict[str, dict] = {}
+    for entry in sorted(failed, key=lambda e: (e["name"], e.get("reason", ""))):
+        out.setdefault(entry["name"], entry)
+    return out
+
+
+def _failed_groups(orchestration: dict, jobs: dict[str, dict], records: dict[str, dict]) -> list[dict]:
+    """Current groups that failed, with their Job's Failed reason (or their nodes' first) and failure log."""
+    out = []
+    for group in orchestration.get("groups") or []:
+        if group.get("phase") != PHASE_FAILED:
+            continue
+        job = jobs.get(_job_name(group)) or {}
+        cond = _true_condition(job, HARDWARE_FAILED) or _true_condition(job, PHASE_FAILED) or {}
+        nodes = list(group.get("nodes") or [])
+        reason = cond.get("reason") or next((records[n].get("reason", "") for n in nodes if n in records), "")
+        entry: dict[str, Any] = {"name": group["name"], "nodeCount": len(nodes), "nodes": nodes, "reason": reason}
+        if log := (job.get("status") or {}).get("failureLog"):
+            entry["failureLog"] = {k: log[k] for k in FAILURE_LOG_FIELDS if k in log}
+        out.append(entry)
+    return out
+
+
+def _verdict(group: dict | None, status: str, reason: str = "", message: str = "") -> dict:
+    """A node's verdict; its rack is its group's topology domain when the group lies in one."""
+    domains = (group or {}).get("domains") or []
+    return {"group": (group or {}).get("name", ""), "rack": domains[0] if len(domains) == 1 else "",
+            "status": status, "reason": reason, "message": message}
+
+
+def _node_verdicts(category: dict, records: dict[str, dict]) -> dict[str, dict]:
+    """node -> {group, rack, status, reason, message} for every node the category knows about. A reason is only
+    ever a failed-nodes record's: a node of a failed group that no record blames is Failed without one."""
     orchestration = _orchestration(category.get("workflow"))
-    verdicts: dict[str, dict] = {}
-    for name in orchestration.get("excludedNodes") or []:
-        verdicts[name] = {"result": NODE_SKIPPED, "reason": "Excluded",
-                          "message": orchestration.get("exclusionReason", "")}
-    failed_groups: dict[str, str] = {}
+    latest: dict[str, dict] = {}     # node -> its group in the latest iteration
+    failed_in: dict[str, dict] = {}  # node -> the first failed group it was in
     for _iteration, group in _all_groups(orchestration):
         for node in group.get("nodes") or []:
-            if group.get("phase") == "Failed":
-                failed_groups.setdefault(node, group["name"])
-            verdicts.setdefault(node, {"result": NODE_PENDING, "reason": "", "message": ""})
+            latest[node] = group
+            if group.get("phase") == PHASE_FAILED:
+                failed_in.setdefault(node, group)
+    verdicts = {name: _verdict(None, NODE_SKIPPED, message=orchestration.get("exclusionReason", ""))
+                for name in orchestration.get("excludedNodes") or []}
+    for node, group in latest.items():
+        verdicts.setdefault(node, _verdict(group, NODE_PENDING))
     for name in category.get("succeeded") or []:
-        verdicts[name] = {"result": NODE_PASSED, "reason": "", "message": ""}
-    for name, group_name in failed_groups.items():
-        if verdicts[name]["result"] == NODE_PENDING:
-            # In a failed group without a failed-nodes record: the group's failure is the node's verdict.
-            verdicts[name] = {"result": NODE_FAILED, "reason": "GroupFailed",
-                              "message": f"group {group_name} failed; no failure recorded for this node"}
-    recorded: set[str] = set()
-    for entry in category.get("failed") or []:
-        if entry["name"] in recorded:
-            continue  # the first record (sorted by reason) stands for the node; all stay in failedNodes
-        recorded.add(entry["name"])
-        verdicts[entry["name"]] = {"result": NODE_FAILED, "reason": entry.get("reason", ""),
-                                   "message": entry.get("message", "")}
+        verdicts[name] = _verdict(latest.get(name), NODE_PASSED)
+    for node, group in failed_in.items():
+        if verdicts[node]["status"] == NODE_PENDING:
+            verdicts[node] = _verdict(group, NODE_FAILED)
+    for name, entry in records.items():
+        verdicts[name] = _verdict(failed_in.get(name) or latest.get(name), NODE_FAILED, entry.get("reason", ""),
+                                  entry.get("message", ""))
     return dict(sorted(verdicts.items()))
 
 
 def category_report(category: dict) -> dict:
-    """One CategoryReport (measurement sections stay empty until measurements are collected)."""
+    """One CategoryReport, plus our own `workflow`, `failureCondition` and per-node verdicts (`nodes`)."""
     workflow = category.get("workflow")
     phase = workflow_phase(workflow)
     orchestration = _orchestration(workflow)
-    failed_cond = _true_condition(workflow, "Failed") or {}
-    annotations = ((workflow or {}).get("metadata") or {}).get("annotations") or {}
+    failed_cond = _true_condition(workflow, PHASE_FAILED) or {}
+    annotations = meta(workflow).get("annotations") or {}
     groups = _all_groups(orchestration)
+    records = _first_records(category.get("failed") or [])
     report: dict[str, Any] = {
         "domain": category["domain"],
         "variant": category["variant"],
-        "workflow": ((workflow or {}).get("metadata") or {}).get("name", ""),
+        "workflow": meta(workflow).get("name", ""),
         "status": phase,
         "failureReason": failed_cond.get("message", ""),
         "runtime": _runtime(workflow, phase),
         "testScale": annotations.get(ANNOTATION_TEST_SCALE, ""),
         "nodesPerJob": orchestration.get("nodesPerJob", 0),
-        "jobs": sum(1 for _iteration, g in groups if _job_name(g) or g.get("phase") not in (None, "Pending")),
+        "jobs": sum(1 for _iteration, g in groups if _job_name(g) or g.get("phase") not in (None, PHASE_PENDING)),
         "mnnvl": _mnnvl(workflow),
-        "failedGroups": _failed_groups(orchestration, category.get("jobs") or {}, category.get("failed") or []),
-        "cliques": [], "domains": [], "bandwidth": [], "groupBandwidth": [],
-        "iterations": [
-            {"iteration": i, "groups": [{"name": g["name"], "phase": g.get("phase") or "Pending"}
-                                        for at, g in groups if at == i]}
-            for i in sorted({at for at, _group in groups})],
+        "failedGroups": _failed_groups(orchestration, category.get("jobs") or {}, records),
+        "cliques": [],
+        **_measured(category, groups),
+        "iterations": _iterations(groups),
     }
     if failed_cond.get("reason"):
         report["failureCondition"] = failed_cond["reason"]
     if orchestration.get("diagnose"):
         report["diagnose"] = orchestration["diagnose"]
-    report["nodes"] = _node_verdicts(category)
+    report["nodes"] = _node_verdicts(category, records)
     return report
 
 
 def overall_result(categories: list[dict], excluded: list[str]) -> str:
     """RUNNING until every category is terminal; then FAILED, INCOMPLETE (passed, nodes excluded) or PASSED."""
-    if any(c["status"] in ("Pending", "InProgress") for c in categories):
+    if any(c["status"] in (PHASE_PENDING, IN_PROGRESS) for c in categories):
         return RUNNING
-    if any(c["status"] == "Failed" for c in categories):
+    if any(c["status"] == PHASE_FAILED for c in categories):
         return FAILED
     return INCOMPLETE if excluded else PASSED
+
+
+def _node_results(reports: list[dict]) -> list[dict]:
+    """One entry per node with a verdict: Failed when a category failed it, else Passed when one passed it and
+    none is still pending; group and rack are those of the first category that decided it."""
+    out = []
+    for node in sorted({n for r in reports for n in r["nodes"]}):
+        verdicts = [r["nodes"][node] for r in reports if node in r["nodes"]]
+        statuses = {v["status"] for v in verdicts}
+        if NODE_FAILED in statuses:
+            status = NODE_FAILED
+        elif NODE_PASSED in statuses and NODE_PENDING not in statuses:
+            status = NODE_PASSED
+        else:
+            continue
+        decided = next(v for v in verdicts if v["status"] == status)
+        out.append({"name": node, "group": decided["group"], "rack": decided["rack"], "status": status})
+    return out
 
 
 def build_report(name: str, categories: list[dict], title: str = TITLE) -> dict:
@@ -177,17 +315,11 @@ def build_report(name: str, categories: list[dict], title: str = TITLE) -> dict:
     first = next((o for o in orchestrations if o.get("detectedPlatform")), {})
     excluded = sorted({n for o in orchestrations for n in o.get("excludedNodes") or []})
     reasons = list(dict.fromkeys(o["exclusionReason"] for o in orchestrations if o.get("exclusionReason")))
-    failed_nodes = sorted(
-        ({"name": e["name"], "category": f"{c['domain']}/{c['variant']}", "reason": e.get("reason", ""),
-          "message": e.get("message", "")} for c in categories for e in c.get("failed") or []),
-        key=lambda e: (e["name"], e["category"], e["reason"]))
-    node_names = sorted({n for r in reports for n in r["nodes"]})
-    node_results = []
-    for node in node_names:
-        per = {f"{r['domain']}/{r['variant']}": r["nodes"][node]["result"] for r in reports if node in r["nodes"]}
-        results = set(per.values())
-        overall = next(v for v in (NODE_FAILED, NODE_PENDING, NODE_PASSED, NODE_SKIPPED) if v in results)
-        node_results.append({"name": node, "result": overall, "categories": per})
+    failed: dict[str, dict] = {}  # a node's first record, in category order
+    for category in categories:
+        for node, entry in _first_records(category.get("failed") or []).items():
+            failed.setdefault(node, {"name": node, "reason": entry.get("reason", ""),
+                                     "message": entry.get("message", "")})
     return {
         "title": title,
         "name": name,
@@ -197,9 +329,9 @@ def build_report(name: str, categories: list[dict], title: str = TITLE) -> dict:
         "excludedNodes": excluded,
         "exclusionReason": ". ".join(reasons),
         "categories": reports,
-        "failedNodes": failed_nodes,
+        "failedNodes": [failed[n] for n in sorted(failed)],
         "result": overall_result(reports, excluded),
-        "nodeResults": node_results,
+        "nodeResults": _node_results(reports),
     }
 
 
@@ -209,42 +341,67 @@ def summary(report: dict) -> dict:
     return {
         "name": report["name"],
         "result": report["result"],
-        "categories_passed": sum(1 for c in categories if c["status"] == "Succeeded"),
+        "categories_passed": sum(1 for c in categories if c["status"] == PHASE_SUCCEEDED),
         "categories_total": len(categories),
-        "failed_nodes": sorted({e["name"] for e in report["failedNodes"]}),
+        "failed_nodes": [e["name"] for e in report["failedNodes"]],
         "categories": [{"category": f"{c['domain']}/{c['variant']}", "workflow": c["workflow"],
                         "status": c["status"], "failure_reason": c["failureReason"]} for c in categories],
     }
+
+
+# ------------------------------------------------------------------ figures per group (JUnit, Markdown)
+
+
+def _figures(category: dict) -> dict[str, dict[str, str]]:
+    """group name -> its measured values by threshold key, formatted as the measurements write them."""
+    out: dict[str, dict[str, str]] = {}
+    for entry in category["groupBandwidth"]:
+        out.setdefault(entry["groupName"], {})[BUS_BW] = f"{entry['busBW']:.2f}"
+    for entry in category["domains"]:
+        out.setdefault(entry["name"], {}).update({GOODPUT_RATIO: f"{entry['goodput']:.6f}",
+                                                  AVG_TFLOPS: f"{entry['tflops']:.6f}",
+                                                  AVG_STEP_TIME: f"{entry['stepTime']:.6f}"})
+    return out
 
 
 # ------------------------------------------------------------------ JUnit
 
 
 def junit_xml(report: dict) -> str:
-    """One testsuite per category, one testcase per node (classname `<domain>/<variant>`). A category that
-    failed before any node ran (build, discovery) is one failed testcase named after its Workflow."""
+    """One testsuite per category, one testcase per node (classname `<domain>/<variant>`) with its group and the
+    group's measured values as properties. A category that failed before any node ran (build, discovery) is one
+    failed testcase named after its Workflow."""
     root = ET.Element("testsuites", name=report["name"])
     totals = {"tests": 0, "failures": 0, "skipped": 0}
     for cat in report["categories"]:
         key = f"{cat['domain']}/{cat['variant']}"
         suite = ET.SubElement(root, "testsuite", name=key)
         counts = {"tests": 0, "failures": 0, "skipped": 0}
+        figures = _figures(cat)
         cases = list(cat["nodes"].items())
         if not cases:
-            verdict = {"Failed": NODE_FAILED, "Succeeded": NODE_PASSED}.get(cat["status"], NODE_PENDING)
-            cases = [(cat["workflow"] or key, {"result": verdict, "reason": cat.get("failureCondition", ""),
-                                               "message": cat["failureReason"]})]
+            status = {PHASE_FAILED: NODE_FAILED, PHASE_SUCCEEDED: NODE_PASSED}.get(cat["status"], NODE_PENDING)
+            cases = [(cat["workflow"] or key, _verdict(None, status, cat.get("failureCondition", ""),
+                                                       cat["failureReason"]))]
         for node, verdict in cases:
             case = ET.SubElement(suite, "testcase", name=node, classname=key)
             counts["tests"] += 1
-            if verdict["result"] == NODE_FAILED:
+            properties = {"group": verdict["group"], **figures.get(verdict["group"], {})} if verdict["group"] else {}
+            if properties:
+                holder = ET.SubElement(case, "properties")
+                for prop, value in properties.items():
+                    ET.SubElement(holder, "property", name=prop, value=value)
+            if verdict["status"] == NODE_FAILED:
                 counts["failures"] += 1
-                failure = ET.SubElement(case, "failure", message=verdict["message"], type=verdict["reason"])
-                failure.text = f"{verdict['reason']}: {verdict['message']}" if verdict["reason"] else verdict["message"]
-            elif verdict["result"] == NODE_SKIPPED:
+                message = verdict["message"] or (f"group {verdict['group']} failed" if verdict["group"] else "")
+                failure = ET.SubElement(case, "failure", message=message)
+                if verdict["reason"]:
+                    failure.set("type", verdict["reason"])
+                failure.text = f"{verdict['reason']}: {message}" if verdict["reason"] else message
+            elif verdict["status"] == NODE_SKIPPED:
                 counts["skipped"] += 1
                 ET.SubElement(case, "skipped", message=verdict["message"])
-            elif verdict["result"] == NODE_PENDING:
+            elif verdict["status"] == NODE_PENDING:
                 counts["skipped"] += 1
                 ET.SubElement(case, "skipped", message=f"category {key} is {cat['status']}")
         for attr, value in counts.items():
@@ -272,8 +429,50 @@ def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _size(size: int) -> str:
+    """Bytes in binary units, as NVCRE's bandwidth table prints them (`8 B`, `1 MB`, `16 GB`)."""
+    for unit, scale in (("TB", 1 << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:g} {unit}"
+    return f"{size} B"
+
+
+def _natural(name: str) -> list[Any]:
+    """group-2 before group-10."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def _group_rows(cat: dict) -> list[str]:
+    """The final iteration's groups that failed or were measured: verdict, reason and figure side by side."""
+    rows: dict[str, dict[str, Any]] = {}
+    for entry in cat["failedGroups"]:
+        rows[entry["name"]] = {"failed": True, "reason": entry["reason"], "figures": []}
+    for entry in cat["groupBandwidth"]:
+        row = rows.setdefault(entry["groupName"], {"failed": entry["failed"], "reason": "", "figures": []})
+        row["figures"].append(f"BusBW {entry['busBW']:.2f} GB/s" + (" (below minimum)" if entry["belowMin"] else ""))
+    for entry in cat["domains"]:
+        row = rows.setdefault(entry["name"], {"failed": False, "reason": "", "figures": []})
+        row["figures"].append(f"Goodput {entry['goodput']:.2f}, {entry['tflops']:.2f} TFLOPs/GPU, "
+                              f"step {entry['stepTime']:.2f}s")
+    members: dict[str, list[str]] = {}
+    for node, verdict in cat["nodes"].items():
+        members.setdefault(verdict["group"], []).append(node)
+    return [f"| {_cell(name)} | {_cell(', '.join(members.get(name, [])) or '-')} | "
+            f"{NODE_FAILED if row['failed'] else NODE_PASSED} | {_cell(row['reason'])} | "
+            f"{_cell('; '.join(row['figures']) or '-')} |" for name, row in sorted(rows.items(), key=lambda i: _natural(i[0]))]
+
+
+def _training_lines(domains: list[dict]) -> list[str]:
+    """NVCRE's averages over the category's domains."""
+    if not domains:
+        return []
+    goodput, tflops, step = (sum(d[k] for d in domains) / len(domains) for k in ("goodput", "tflops", "stepTime"))
+    return [f"| Avg Runtime Goodput | {goodput:.2f} ({goodput * 100:.0f}%) |", f"| Avg TFLOPs/GPU | {tflops:.2f} |",
+            f"| Avg Step Time | {step:.2f}s |"]
+
+
 def markdown(report: dict) -> str:
-    """A table per category (its facts, then its nodes) and the Summary box's three lines."""
+    """Per category its facts, the bandwidth table, its groups with their figures, its nodes; then the Summary."""
     lines = [f"# {report['title']}: {report['name']}", "",
              "| Platform | GPU | Total Nodes | Excluded Nodes |", "|---|---|---|---|",
              f"| {_cell(report['platform'] or '-')} | {_cell(report['gpu'] or '-')} | {report['totalNodes']} "
@@ -285,16 +484,27 @@ def markdown(report: dict) -> str:
                   f"| Workflow | {_cell(cat['workflow'] or '-')} |", f"| Status | {cat['status']} |"]
         if cat["failureReason"]:
             lines.append(f"| Failure | {_cell(cat['failureReason'])} |")
-        mnnvl = {True: "on", False: "off", None: "-"}[cat["mnnvl"]]
         lines += [f"| Duration | {cat['runtime'] or '-'} |", f"| Test Scale | {cat['testScale'] or '-'} |",
-                  f"| Nodes/Job | {cat['nodesPerJob']} |", f"| Jobs | {cat['jobs']} |", f"| MNNVL | {mnnvl} |", ""]
-        if cat["nodes"]:
-            lines += ["| Node | Result | Reason | Message |", "|---|---|---|---|"]
-            lines += [f"| {_cell(n)} | {v['result']} | {_cell(v['reason'])} | {_cell(v['message'])} |"
-                      for n, v in cat["nodes"].items()]
+                  f"| Nodes/Job | {cat['nodesPerJob']} |", f"| Jobs | {cat['jobs']} |"]
+        if cat["mnnvl"]:
+            lines.append(f"| MNNVL | {cat['mnnvl']} |")
+        if cat["transport"]:
+            lines.append(f"| Transport | {_cell(', '.join(cat['transport']))} |")
+        lines += [*_training_lines(cat["domains"]), ""]
+        if cat["bandwidth"]:
+            lines += ["| Size | AlgBW | BusBW | Samples |", "|---|---|---|---|"]
+            lines += [f"| {_size(b['size'])} | {b['algBW']:.2f} GB/s | {b['busBW']:.2f} GB/s | {b['samples']} |"
+                      for b in cat["bandwidth"]]
             lines.append("")
-    passed = sum(1 for c in report["categories"] if c["status"] == "Succeeded")
-    failed_nodes = sorted({e["name"] for e in report["failedNodes"]})
+        if groups := _group_rows(cat):
+            lines += ["| Group | Nodes | Status | Reason | Measured |", "|---|---|---|---|---|", *groups, ""]
+        if cat["nodes"]:
+            lines += ["| Node | Group | Status | Reason | Message |", "|---|---|---|---|---|"]
+            lines += [f"| {_cell(n)} | {_cell(v['group'] or '-')} | {v['status']} | {_cell(v['reason'])} "
+                      f"| {_cell(v['message'])} |" for n, v in cat["nodes"].items()]
+            lines.append("")
+    passed = sum(1 for c in report["categories"] if c["status"] == PHASE_SUCCEEDED)
+    failed_nodes = [e["name"] for e in report["failedNodes"]]
     lines += ["## Summary", "", f"- Categories: {passed}/{len(report['categories'])} passed",
               f"- Failed Nodes: {len(failed_nodes)}" + (f" ({', '.join(failed_nodes)})" if failed_nodes else ""),
               f"- Result: {report['result']}", ""]

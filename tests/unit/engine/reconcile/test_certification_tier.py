@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Create, UpdateStatus
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Create, Event, UpdateStatus
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError, WorkflowFailure
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import certification_tier as tier
@@ -66,6 +66,7 @@ class Store:
         self.workflows: dict[str, dict] = {}
         self.uids = itertools.count(1)
         self.writes = 0
+        self.events: list[Event] = []
 
     def world(self, build_failures: dict[int, str] | None = None, expired: bool = False) -> tier.CertificationWorld:
         return tier.CertificationWorld(copy.deepcopy(self.cert), copy.deepcopy(self.workflows),
@@ -77,6 +78,9 @@ class Store:
             obj = copy.deepcopy(action.obj)
             obj["metadata"]["uid"] = f"wf-{next(self.uids)}"
             self.workflows.setdefault(obj["metadata"]["name"], obj)
+        elif isinstance(action, Event):
+            assert action.involved["metadata"]["uid"] == "cert-uid"
+            self.events.append(action)
         else:
             assert isinstance(action, UpdateStatus) and action.obj["kind"] == "Certification"
             self.cert["status"] = copy.deepcopy(action.obj["status"])
@@ -127,13 +131,15 @@ def test_categories_run_in_order_and_a_failed_build_does_not_stop_the_rest():
 def test_one_category_at_a_time():
     store = Store(desired())
     first = tier.reconcile(store.world())
-    assert [type(a).__name__ for a in first.step.actions] == ["UpdateStatus", "Create"]
-    assert first.step.actions[1].obj["metadata"]["name"] == NAMES[0]
+    assert [type(a).__name__ for a in first.step.actions] == ["UpdateStatus", "Event", "Create"]
+    assert first.step.actions[2].obj["metadata"]["name"] == NAMES[0]
     assert first.notes == [f"communication/nccl-all-reduce: created Workflow {NAMES[0]} (1 of 3)"]
     for action in first.step.actions:
         store.apply(action)
     second = tier.reconcile(store.world())
-    assert second.drive == NAMES[0] and second.step.actions == [UpdateStatus(second.step.actions[0].obj)]
+    assert second.drive == NAMES[0] and second.step.actions == [
+        UpdateStatus(second.step.actions[0].obj),
+        Event(store.cert, "Normal", "WorkflowRunning", f"Created Workflow for category {RUN[0]} (1 of 3)")]
     assert condition(second.step.actions[0].obj, "InProgress")["message"] == \
         "Created Workflow for category communication/nccl-all-reduce (1 of 3)"
     store.apply(second.step.actions[0])
@@ -155,7 +161,7 @@ def test_build_failure_is_recorded_and_the_next_category_advances():
         "type": "InProgress", "status": "True", "reason": "WorkflowFailed", "lastTransitionTime": "",
         "message": "Workflow for category training/nemotron5-56b failed, advancing to next category",
         "observedGeneration": 1}
-    assert step.step.actions[1].obj["metadata"]["name"] == NAMES[2]
+    assert step.step.actions[-1].obj["metadata"]["name"] == NAMES[2]
     # Within the run the build error is kept; a later run does not build again.
     assert tier.true_condition(tier.category_workflows(store.world(step.build_failures))[1])["message"] == \
         step.build_failures[1]
@@ -252,10 +258,6 @@ def test_bad_input_is_refused_before_anything_is_built():
         desired(["nccl"])
     with pytest.raises(InputError, match=r"^options\.target: is not a CategoryOptions field"):
         desired(options={"target": {}})
-    with pytest.raises(WorkflowFailure) as err:
-        desired(["communication/no-such"])
-    assert (err.value.reason, err.value.message) == ("CategoryNotFound",
-                                                     "Unknown certification category: communication/no-such")
 
 
 def test_check_mode_plans_every_category_still_to_build():
@@ -265,3 +267,125 @@ def test_check_mode_plans_every_category_still_to_build():
     assert [p["category"] for p in planned.plans] == [RUN[0], RUN[2]]
     assert all(p["plan"]["jobs"] for p in planned.plans)
     assert list(planned.build_failures) == [1] and planned.notes[0].startswith(f"{RUN[1]}: build failed: ")
+
+
+# ---------------------------------------------------------------- CategoryNotFound, WaitingForNodes, architecture
+
+def test_an_unknown_category_is_recorded_on_the_certification():
+    store = Store(desired(["communication/nccl-all-reduce", "communication/no-such"]))
+    step = tier.reconcile(store.world())
+    message = "Unknown certification category: communication/no-such"
+    assert step.failure == ("CategoryNotFound", message) and step.step.terminal
+    assert not any(isinstance(a, Create) for a in step.step.actions)
+    for action in step.step.actions:
+        store.apply(action)
+    assert condition(store.cert, "Failed") | {"lastTransitionTime": ""} == {
+        "type": "Failed", "status": "True", "reason": "CategoryNotFound", "message": message,
+        "lastTransitionTime": "", "observedGeneration": 1}
+    assert [(e.type, e.reason, e.message) for e in store.events] == [("Warning", "CategoryNotFound", message)]
+    assert [s["status"] for s in store.cert["status"]["categoryStatuses"]] == ["Pending", "Pending"]
+    assert tier.reconcile(store.world()).step.actions == []  # recorded once
+    with pytest.raises(WorkflowFailure, match=f"^{message}$"):
+        tier.plan(store.world())
+
+
+SELECTED = {"nodeSelector": {"pool": "gpu", "nvidia.com/gpu.present": "true"}}
+WAITING = ("No schedulable nodes match nvidia.com/gpu.present=true,pool=gpu; retrying for up to {}s more. "
+           "Nodes that are cordoned or unschedulable do not count.")
+
+
+def waiting_world(store: Store, now: datetime, nodes: list[dict] | None = None) -> tier.CertificationWorld:
+    world = store.world()
+    world.nodes, world.now = nodes or [], now
+    return world
+
+
+def test_no_matching_node_waits_five_minutes_then_fails_the_category():
+    store = Store(desired(RUN[:1], target=SELECTED))
+    store.cert["metadata"]["creationTimestamp"] = "2026-12-01T09:00:00Z"
+    first = tier.reconcile(waiting_world(store, NOW + timedelta(seconds=59.5)))
+    assert first.wait and first.failure is None and not first.done
+    assert [type(a).__name__ for a in first.step.actions] == ["UpdateStatus", "Event"]
+    for action in first.step.actions:
+        store.apply(action)
+    assert condition(store.cert, "InProgress")["reason"] == "WaitingForNodes"
+    assert condition(store.cert, "InProgress")["message"] == WAITING.format(241)
+    assert store.cert["status"]["categoryStatuses"][0]["status"] == "Pending"
+    # A rerun inside the window (the run was stopped) keeps waiting, and writes nothing new.
+    again = tier.reconcile(waiting_world(store, NOW + timedelta(minutes=4)))
+    assert again.wait and again.step.actions == [] and not again.build_failures
+    # Nodes appear inside the window: the category is built.
+    cordoned = mocknodes.mock_nodes("aws", "h100", 1)
+    cordoned[0]["metadata"]["labels"]["pool"] = "gpu"
+    built = tier.reconcile(waiting_world(store, NOW + timedelta(minutes=4), cordoned))
+    assert isinstance(built.step.actions[-1], Create)
+    cordoned[0]["spec"]["unschedulable"] = True  # cordoned nodes do not count
+    assert tier.reconcile(waiting_world(store, NOW + timedelta(minutes=4), cordoned)).wait
+    # Past five minutes: the category fails its build and the Certification goes on (here: to the end).
+    late = tier.reconcile(waiting_world(store, NOW + timedelta(minutes=5)))
+    assert late.build_failures == {0: "No schedulable nodes match nvidia.com/gpu.present=true,pool=gpu. "
+                                      "Nodes that are cordoned or unschedulable do not count."}
+    assert late.done and condition(late.step.actions[0].obj, "Failed")["reason"] == "WorkflowFailed"
+
+
+def test_the_wait_of_a_later_category_starts_when_the_one_before_ended():
+    store = Store(desired(RUN[:1] + RUN[2:], target=SELECTED))
+    store.cert["metadata"]["creationTimestamp"] = "2026-12-01T08:00:00Z"
+    store.workflows[NAMES[0]] = {"metadata": {"name": NAMES[0], "namespace": "ns", "uid": "w",
+                                              "ownerReferences": [{"uid": "cert-uid", "controller": True}]},
+                                 "status": {"conditions": [{"type": "Succeeded", "status": "True", "reason": "R",
+                                                            "message": "m", "lastTransitionTime": "2026-12-01T08:58:00Z"}]}}
+    step = tier.reconcile(waiting_world(store, NOW))
+    assert step.wait and condition(step.step.actions[0].obj, "InProgress")["message"] == WAITING.format(180)
+
+
+def unlabelled(count: int) -> list[dict]:
+    nodes = mocknodes.mock_nodes("onprem", "b300", count)
+    for node in nodes:
+        del node["metadata"]["labels"]["nvidia.com/gpu.product"]
+    return nodes
+
+
+@pytest.mark.parametrize(("nodes", "selector", "expect"), [
+    ([("h100", 2), ("gb200", 1)], {}, "h100"),                                     # majority vote
+    ([("gb200", 1), ("h100", 1)], {}, "gb200"),                                    # a tie: the earliest node's
+    ([("none", 2)], {"nvidia.com/gpu.product": "NVIDIA-B300-SXM6-AC"}, "b300"),   # nobody labelled: the selector's
+    ([("none", 2)], {}, None),                                                     # nothing to go on: the error
+])
+def test_gpu_architecture(nodes, selector, expect):
+    listed = []
+    for arch, count in nodes:
+        made = unlabelled(count) if arch == "none" else mocknodes.mock_nodes("aws", arch, count)
+        for node in made:
+            node["metadata"]["name"] = f"n{len(listed)}"
+            listed.append(node)
+    found = tier.detect.detect(listed, {})
+    if expect is not None:
+        assert tier.gpu_architecture(found, {"nodeSelector": selector}) == expect
+    else:
+        with pytest.raises(WorkflowFailure) as err:
+            tier.gpu_architecture(found, {"nodeSelector": selector})
+        assert (err.value.reason, err.value.message) == (
+            "BuildFailed",
+            "cannot determine GPU architecture from target nodeSelector (nvidia.com/gpu.product label is required)")
+
+
+def test_unlabelled_nodes_fail_the_build_instead_of_building_for_unknown():
+    store = Store(desired(RUN[:1]))
+    world = store.world()
+    world.nodes = unlabelled(1)
+    step = tier.reconcile(world)
+    assert step.build_failures == {0: "cannot determine GPU architecture from target nodeSelector "
+                                      "(nvidia.com/gpu.product label is required)"}
+    # The DRA fallback names the product: then it builds.
+    world.resource_slices = [{"spec": {"driver": "gpu.nvidia.com", "nodeName": world.nodes[0]["metadata"]["name"],
+                                       "devices": [{"attributes": {"productName": {"string": "NVIDIA B300 SXM6 AC"}}}]}}]
+    assert isinstance(tier.reconcile(world).step.actions[-1], Create)
+
+
+def test_lifecycle_events_follow_the_true_condition():
+    store = Store(desired(RUN[:1]))
+    run(store, {NAMES[0]: "Failed"})
+    assert [(e.type, e.reason) for e in store.events] == [
+        ("Normal", "WorkflowCreated"), ("Normal", "WorkflowRunning"), ("Warning", "WorkflowFailed")]
+    assert store.events[-1].message == "One or more certification categories failed"

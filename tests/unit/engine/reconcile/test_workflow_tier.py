@@ -25,8 +25,10 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.api.actio
     Ref,
     Replace,
     UpdateStatus,
+    event_message,
 )
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan.dependencies import DependencyPlan
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import (
     job_tier,
     node_results,
@@ -358,3 +360,114 @@ def test_requeue_intervals():
     assert condition(sim.workflow)["reason"] == "JobRunning" and poll.requeue_after == 15.0
     idle = workflow_tier.reconcile(sim.world())  # Jobs still running, status as written: nothing to do
     assert idle.actions == [] and idle.requeue_after == 15.0
+
+
+def test_a_new_compute_domain_holds_its_job_until_a_later_pass():
+    scenario = next(s for s in SCENARIOS if s["id"] == "compute-domain-created-a-pass-before-its-job")
+    sim = Sim(scenario)
+    created = []
+    for _step in range(6):
+        step = workflow_tier.reconcile(sim.world())
+        created.append([Ref.of(a.obj).kind for a in step.actions if isinstance(a, Create)])
+        sim.execute(step)
+    first = next(i for i, kinds in enumerate(created) if "ComputeDomain" in kinds)
+    assert "Job" not in created[first]
+    assert created[first + 1] == ["TrainingRuntime", "ComputeDomain", "Job"]  # the copies adopted, then the Job
+    # The refs were written with the wait, so the next pass saw the ComputeDomain.
+    assert sorted(r["kind"] for r in sim.workflow["status"]["dependencyRefs"] if r["scope"] == "job") == [
+        "ComputeDomain", "TrainingRuntime"]
+
+
+def test_workflow_dependencies_exist_before_grouping_fails():
+    """§4 step 10 comes before nodesPerJob (step 11): a PartitionError still leaves the ConfigMap, recorded."""
+    sim = Sim({"nodes": {"platform": "aws", "gpu_architecture": "h100", "count": 1}})
+    step = workflow_tier.reconcile(sim.world())
+    sim.execute(step)
+    found = condition(sim.workflow)
+    assert (found["type"], found["reason"]) == ("Failed", "PartitionError")
+    assert found["message"] == "Not enough schedulable nodes: need 2, found 1"
+    assert [Ref.of(o).name for o in sim.creates] == ["topology-hints"]
+    assert sim.workflow["status"]["dependencyRefs"] == [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "topology-hints", "namespace": "certify", "scope": "workflow"}]
+
+
+def test_dependency_scope_comes_from_discovery_when_known():
+    wf = {"metadata": {"name": "w", "namespace": "ns", "uid": "u"}}
+    driver = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": "d"}, "spec": {}}
+    static = DependencyPlan([driver], {}).workflow_manifests(wf)[0]
+    assert static["metadata"]["namespace"] == "ns" and static["metadata"]["ownerReferences"]
+    discovered = DependencyPlan([driver], {}, None, {("storage.k8s.io/v1", "CSIDriver"): False}).workflow_manifests(wf)[0]
+    assert "namespace" not in discovered["metadata"] and "ownerReferences" not in discovered["metadata"]
+    assert discovered["metadata"]["annotations"] == {"nvcre.nvidia.com/workflow-uid": "u"}
+    # Discovery also wins the other way: a namespaced kind named like a cluster one.
+    odd = {"apiVersion": "example.com/v1", "kind": "ClusterThing", "metadata": {"name": "x"}}
+    assert DependencyPlan([odd], {}, None, {("example.com/v1", "ClusterThing"): True}).workflow_manifests(
+        wf)[0]["metadata"]["namespace"] == "ns"
+
+
+def test_a_retried_group_shows_nvcre_pending_and_its_next_job_carries_the_retry():
+    scenario = next(s for s in SCENARIOS if s["id"] == "retry-failed-group-once")
+    sim = Sim(scenario)
+    for _step in range(40):
+        sim.execute(workflow_tier.reconcile(sim.world()))
+        group = sim.workflow.get("status", {}).get("orchestration", {}).get("groups", [{}, {}])[1]
+        if group.get("retries") == 1 and group.get("phase") == "Pending":
+            break
+        sim.job_tier()
+        sim.now += timedelta(minutes=1)
+    assert group == {k: v for k, v in group.items() if k not in ("jobRef", "startTime", "completionTime")}
+    assert group["phase"] == "Pending" and group["retries"] == 1
+    sim.run()
+    relaunched = sim.of_kind("Job")["nccl-test-group-1-iter-1"]
+    assert relaunched["metadata"]["labels"]["cre.certification/retry"] == "1"
+    assert "cre.certification/retry" not in sim.of_kind("Job")["nccl-test-group-0-iter-1"]["metadata"]["labels"]
+
+
+@pytest.mark.parametrize(("status", "expect"), [
+    ({"workloadStartTime": "2025-01-01T12:00:00Z"}, "Job exceeded timeoutPerJob"),
+    # a closed blocked episode (23 minutes) is left out: 7 minutes of 10 used
+    ({"workloadStartTime": "2025-01-01T12:00:00Z", "schedulingBlockedSince": "2025-01-01T12:05:00Z",
+      "schedulingResumedTime": "2025-01-01T12:28:00Z"}, None),
+    ({"workloadStartTime": "2025-01-01T12:00:00Z", "schedulingBlockedSince": "2025-01-01T12:05:00Z",
+      "schedulingResumedTime": "2025-01-01T12:10:00Z"}, "Job exceeded timeoutPerJob"),
+    # an open episode longer than the timeout
+    ({"workloadStartTime": "2025-01-01T12:00:00Z", "schedulingBlockedSince": "2025-01-01T12:05:00Z"},
+     "Job exceeded timeoutPerJob while its pods were unschedulable"),
+    # an open episode that began after the timeout had already passed
+    ({"workloadStartTime": "2025-01-01T12:00:00Z", "schedulingBlockedSince": "2025-01-01T12:25:00Z"},
+     "Job exceeded timeoutPerJob"),
+    ({"workloadStartTime": "2025-01-01T12:25:00Z", "schedulingBlockedSince": "2025-01-01T12:28:00Z"}, None),
+])
+def test_timeout_leaves_blocked_time_out_without_moving_the_start(status, expect):
+    sim = Sim({"nodes": {"platform": "aws", "gpu_architecture": "h100", "count": 2}})
+    sim.now = datetime(2025, 1, 1, 12, 30, tzinfo=UTC)
+    tier_pass = workflow_tier._Pass(sim.world())
+    tier_pass.execution = {"timeoutPerJob": "10m"}
+    assert tier_pass.timeout({}, {"status": {"workloadRef": {"name": "w"}, **status}}) == expect
+
+
+def test_override_error_write_names_its_status_update_failed_event():
+    sim = Sim({"nodes": {"platform": "aws", "gpu_architecture": "h100", "count": 2},
+               "patch": [{"op": "add", "path": "/spec/overrides", "value": [
+                   {"when": {}, "jobTemplatePatch": [{"op": "remove", "path": "/spec/nope"}]}]}]})
+    step = workflow_tier.reconcile(sim.world())
+    writes = [a for a in step.actions if isinstance(a, UpdateStatus)]
+    assert [w.failure_event for w in writes] == ["OverrideErrorStatusUpdateFailed"]
+    mixed = Sim({"nodes": {"platform": "aws", "gpu_architecture": "h100", "count": 2}})
+    mixed.nodes[1]["spec"]["providerID"] = "gce://p/z/n"
+    step = workflow_tier.reconcile(mixed.world())
+    assert [a.failure_event for a in step.actions if isinstance(a, UpdateStatus)] == [
+        "HeterogeneousPlatformStatusUpdateFailed"]
+    ok = workflow_tier.reconcile(Sim({"nodes": {"platform": "aws", "gpu_architecture": "h100", "count": 2}}).world())
+    assert [a.failure_event for a in ok.actions if isinstance(a, UpdateStatus)] == [""]
+
+
+@pytest.mark.parametrize(("message", "expect"), [
+    ("short", "short"),
+    ("x" * 1024, "x" * 1024),
+    ("x" * 1025, "x" * 1009 + "... [truncated]"),
+    ("é" * 600, "é" * 504 + "... [truncated]"),  # 2 bytes each: cut on a character boundary
+])
+def test_event_messages_are_capped_at_1024_bytes(message, expect):
+    capped = event_message(message)
+    assert capped == expect and len(capped.encode()) <= 1024

@@ -41,6 +41,41 @@ def test_junit_counts(path: Path) -> None:
         assert int(suite.get("skipped")) == sum(1 for c in cases if c.find("skipped") is not None)
 
 
+# NVCRE's CertReport fields (surroundings.md §3.5, user-docs §3.8); our additions are listed apart.
+REPORT = {"title", "name", "platform", "gpu", "totalNodes", "excludedNodes", "exclusionReason", "categories",
+          "failedNodes", "result", "nodeResults"}
+CATEGORY = {"domain", "variant", "status", "failureReason", "runtime", "testScale", "nodesPerJob", "jobs", "mnnvl",
+            "failedGroups", "cliques", "domains", "bandwidth", "transport", "groupBandwidth", "iterations"}
+OURS = {"workflow", "failureCondition", "nodes", "diagnose"}
+ITEMS = {"failedNodes": {"name", "reason", "message"}, "nodeResults": {"name", "group", "rack", "status"}}
+CATEGORY_ITEMS = {"bandwidth": {"size", "algBW", "busBW", "samples"},
+                  "groupBandwidth": {"groupName", "nodes", "busBW", "transport", "belowMin", "failed"},
+                  "domains": {"name", "nodeCount", "goodput", "tflops", "stepTime"},
+                  "iterations": {"number", "status", "duration"}}
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_nvcre_shape(path: Path) -> None:
+    """Every case has NVCRE's field names and values: Passed/Failed nodes, Enabled/Disabled MNNVL, a failure log
+    object, one failedNodes entry per node, and no reason of our own."""
+    got = _build(path)[1]
+    assert set(got) == REPORT
+    for key, fields in ITEMS.items():
+        assert all(set(item) == fields for item in got[key])
+    assert {n["status"] for n in got["nodeResults"]} <= {"Passed", "Failed"}
+    names = [e["name"] for e in got["failedNodes"]]
+    assert names == sorted(set(names))
+    for cat in got["categories"]:
+        assert CATEGORY <= set(cat) <= CATEGORY | OURS
+        for key, fields in CATEGORY_ITEMS.items():
+            assert all(set(item) == fields for item in cat[key])
+        assert cat["mnnvl"] in ("Enabled", "Disabled", "")
+        for group in cat["failedGroups"]:
+            assert set(group) - {"failureLog"} == {"name", "nodeCount", "nodes", "reason"}
+            assert set(group.get("failureLog", {})) <= {"podName", "nodeName", "exitCode", "reason", "tail"}
+        assert "GroupFailed" not in {v["reason"] for v in cat["nodes"].values()}
+
+
 @pytest.mark.parametrize("seconds, text", [(0, "0s"), (45, "45s"), (60, "1m0s"), (3723, "1h2m3s"), (-5, "0s")])
 def test_go_duration(seconds: int, text: str) -> None:
     assert certreport.go_duration(seconds) == text

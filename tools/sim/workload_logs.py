@@ -1,0 +1,147 @@
+"""What the simulated workloads print, served through the pod log API as a real kubelet serves it.
+
+kwok serves a pod's log from a file in the CRI log format (`<RFC3339Nano> stdout F <line>`) named by a kwok
+`Logs` object of the pod's name; the API server proxies `pods/<name>/log` to it, so sinceTime, timestamps and
+limitBytes behave as on a real node. The health agent calls `emit` on every pass: each new Running workload
+pod that runs an nccl-tests binary gets its table (the launcher of an MPI run, or the pod of a loopback run).
+
+The figures are our own: a group's peak bus bandwidth is its profile's nominal figure (`profiles.Gpu`) times
+the lowest bandwidth factor among the group's nodes (`sim fault NODE --kind slow [--factor F]`), reached at
+the largest message size; smaller sizes follow a saturation curve. Loopback runs print per-node figures.
+"""
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client
+
+from . import profiles
+
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+FACTOR_ANNOTATION = "sim.cre.certification/bandwidth-factor"
+BINARY = re.compile(r"\b(all_reduce|all_gather|alltoall|reduce_scatter)_perf(_mpi)?\b")
+HALF_BANDWIDTH_BYTES = 32 * 1024 * 1024   # where the curve reaches half its peak
+HEADER = ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
+          "busbw #wrong",
+          "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  "
+          "(GB/s)")
+TRANSPORT = {"aws": "AWS Libfabric", "gcp": "FasTrak"}  # every other platform: InfiniBand
+_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+
+Obj = dict[str, Any]
+
+
+def size_bytes(text: str) -> int:
+    """An nccl-tests size argument (`8`, `16G`, `512M`) in bytes."""
+    match = re.fullmatch(r"(\d+)([KMGT]?)B?", text.strip().upper())
+    return int(match.group(1)) * _UNITS[match.group(2)] if match else 0
+
+
+def _argument(words: list[str], flag: str, default: str) -> str:
+    return words[words.index(flag) + 1] if flag in words[:-1] else default
+
+
+def nccl_run(pod: Obj) -> tuple[str, int, int] | None:
+    """(collective, smallest, largest message size) when one of the pod's containers runs an nccl-tests binary."""
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        words = [*(container.get("command") or []), *(container.get("args") or [])]
+        found = next((m for w in words if (m := BINARY.search(w))), None)
+        if found:
+            return (found.group(1), size_bytes(_argument(words, "-b", "8")),
+                    size_bytes(_argument(words, "-e", "16G")))
+    return None
+
+
+def table(collective: str, smallest: int, largest: int, peak_bus: float, ranks: int, transport: str) -> list[str]:
+    """The lines nccl-tests prints: the network line, the header, a row per doubling size, the summary."""
+    bus_factor = {"all_reduce": 2 * (ranks - 1) / ranks}.get(collective, (ranks - 1) / ranks) or 1.0
+    redop = "sum" if collective in ("all_reduce", "reduce_scatter") else "none"
+    lines = [f"nccl-w-0:211:211 [0] NCCL INFO Using network {transport}", *HEADER]
+    full = largest / (largest + HALF_BANDWIDTH_BYTES)
+    buses = []
+    size = max(smallest, 1)
+    while size <= largest:
+        bus = peak_bus * (size / (size + HALF_BANDWIDTH_BYTES)) / full
+        alg = bus / bus_factor
+        time_us = 30.0 + size / (alg * 1e3) if alg else 30.0
+        row = (f"{size:>12} {size // 4:>13} {'float':>9} {redop:>7} {-1:>7} {time_us:>8.2f} {alg:>7.2f} {bus:>7.2f} "
+               f"{0:>6} {time_us * 0.998:>8.2f} {alg * 1.002:>7.2f} {bus * 1.002:>7.2f} {0:>6}")
+        lines.append(row)
+        buses.append(bus)
+        size *= 2
+    lines += ["# Out of bounds values : 0 OK", f"# Avg bus bandwidth    : {sum(buses) / max(len(buses), 1):.2f}"]
+    return lines
+
+
+def cri(lines: list[str], start: datetime) -> str:
+    """The CRI log file kwok serves: one microsecond apart, so every line has its own stamp."""
+    return "".join(f"{(start + timedelta(microseconds=i)).strftime('%Y-%m-%dT%H:%M:%S.%f')}000Z stdout F {line}\n"
+                   for i, line in enumerate(lines))
+
+
+def _factor(node: Obj) -> float:
+    return float(((node.get("metadata") or {}).get("annotations") or {}).get(FACTOR_ANNOTATION) or 1.0)
+
+
+def _gpu(node: Obj) -> tuple[str, profiles.Gpu]:
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    provider = (node.get("spec") or {}).get("providerID") or ""
+    platform = next((p for p, pre in (("aws", "aws:"), ("gcp", "gce:"), ("azure", "azure:"), ("oci", "ocid1."))
+                     if provider.startswith(pre)), "onprem")
+    gpu = next(g for g in profiles.GPUS.values() if g.product == labels.get("nvidia.com/gpu.product"))
+    return platform, gpu
+
+
+def pod_log(pod: Obj, pods: list[Obj], nodes: dict[str, Obj], now: datetime) -> str | None:
+    """The log of one workload pod, or None when it prints nothing we simulate (or its group is not placed)."""
+    run = nccl_run(pod)
+    if run is None:
+        return None
+    jobset = ((pod.get("metadata") or {}).get("labels") or {}).get(JOBSET_NAME)
+    group = [p for p in pods if ((p.get("metadata") or {}).get("labels") or {}).get(JOBSET_NAME) == jobset]
+    placed = sorted({(p.get("spec") or {}).get("nodeName") or "" for p in group})
+    if "" in placed or any(n not in nodes for n in placed):
+        return None
+    # An MPI run's nodes are its workers' (the launcher only starts them); a loopback run is its own pod's node.
+    workers = sorted({p["spec"]["nodeName"] for p in group if nccl_run(p) is None})
+    loopback = not workers
+    own = workers or [pod["spec"]["nodeName"]]
+    platform, gpu = _gpu(nodes[own[0]])
+    peak = (gpu.loopback_bus_gbps if loopback else gpu.nominal_bus_gbps) * min(_factor(nodes[n]) for n in own)
+    return cri(table(run[0], run[1], run[2], peak, gpu.count * len(own), TRANSPORT.get(platform, "IB")), now)
+
+
+def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path, done: set[str]) -> list[str]:
+    """Give every new Running workload pod its log; returns the pods served this pass."""
+    api = core.api_client
+    pods = [api.sanitize_for_serialization(p) for p in core.list_pod_for_all_namespaces(
+        label_selector=JOBSET_NAME, field_selector="status.phase=Running").items]
+    fresh = [p for p in pods if p["metadata"]["uid"] not in done]
+    if not fresh:
+        return []
+    nodes = {n["metadata"]["name"]: n for n in (api.sanitize_for_serialization(x) for x in core.list_node().items)}
+    served = []
+    now = datetime.now(UTC)
+    logs_dir.mkdir(parents=True, exist_ok=True)
+    for pod in fresh:
+        text = pod_log(pod, pods, nodes, now)
+        if text is None:
+            if nccl_run(pod) is None:
+                done.add(pod["metadata"]["uid"])  # nothing to print, ever
+            continue
+        meta = pod["metadata"]
+        path = logs_dir / f"{meta['namespace']}_{meta['name']}.log"
+        path.write_text(text)
+        custom.create_namespaced_custom_object("kwok.x-k8s.io", "v1alpha1", meta["namespace"], "logs", {
+            "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
+            "metadata": {"name": meta["name"], "namespace": meta["namespace"],
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta["name"],
+                                              "uid": meta["uid"]}]},
+            "spec": {"logs": [{"containers": [c["name"] for c in pod["spec"]["containers"]],
+                               "logsFile": str(path), "follow": False}]}})
+        done.add(meta["uid"])
+        served.append(meta["name"])
+    return served
