@@ -93,4 +93,3 @@ def reset(gm: Obj, now: datetime) -> Obj:
         status.pop(key, None)
     status["startTime"] = timestamp(now)
     return status
-
