@@ -1,12 +1,15 @@
-"""The measurement pass of the Workflow loop: each BandwidthMeasurement of the Workflow, reconciled by the
-engine (engine/reconcile/bandwidth_tier.py) with the pod logs it asks for.
+"""The measurement pass of the Workflow loop: each Bandwidth- and GoodputMeasurement of the Workflow, reconciled
+by the engine (engine/reconcile/bandwidth_tier.py, goodput_tier.py) with the pod logs it asks for.
 
 Logs are read as any client reads them, from the API server's pod log endpoint with kubelet timestamps:
-a running sample reads only the window since the previous read, the final read reads the whole log once,
-in pages. The throttle and the read anchor are kept here, per measurement, for the length of the run.
+a running sample reads only the window since the previous read, the final bandwidth read reads the whole log
+once, in pages. What NVCRE keeps in memory (the throttle, the read anchor, goodput's open checkpoint save) is
+kept here, per measurement, for the length of the run.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -14,7 +17,8 @@ from typing import Any
 from ..engine.api.actions import Ref, Step
 from ..engine.api.objects import is_true, parse_time, timestamp
 from ..engine.api.vocabulary import API_VERSION, BANDWIDTH_MEASUREMENT, COMPLETE, GOODPUT_MEASUREMENT, LABEL_WORKFLOW, LOG_PROFILE
-from ..engine.reconcile import bandwidth_tier
+from ..engine.reconcile import bandwidth_tier, goodput_tier
+from ..engine.reconcile.measurement import LogRead, Read
 from ..engine.spec.log_lines import split_timestamp
 from ..kube.rest import ApiException, Kube
 from .execute import status_message
@@ -33,6 +37,8 @@ class UnreadableLog(Exception):
 
 @dataclass
 class Memory:
+    """A BandwidthMeasurement's throttle and read anchor, and what it has read of its pod's log."""
+
     last_sample: datetime | None = None
     last_fetch: datetime | None = None
     pod: str = ""            # the pod whose log `text` holds
@@ -56,6 +62,12 @@ def extend(known: str, window: str) -> str:
             continue
         fresh.append(line)
     return known + "".join(fresh)
+
+
+def _started(pods: list[Obj], name: str) -> datetime:
+    """The pod's start (the far future when unknown, so that a copy of its log is never trusted)."""
+    pod = next((p for p in pods if (p.get("metadata") or {}).get("name") == name), {})
+    return parse_time((pod.get("status") or {}).get("startTime")) or datetime.max.replace(tzinfo=UTC)
 
 
 def list_measurements(kube: Kube, namespace: str, workflow: str) -> list[Obj]:
@@ -96,18 +108,14 @@ def read_log(kube: Kube, namespace: str, pod: str, container: str, since: dateti
     raise UnreadableLog(f"more than {MAX_PAGES} pages")
 
 
-def _started(pods: list[Obj], name: str) -> datetime:
-    """The pod's start (the far future when unknown, so that a copy of its log is never trusted)."""
-    pod = next((p for p in pods if (p.get("metadata") or {}).get("name") == name), {})
-    return parse_time((pod.get("status") or {}).get("startTime")) or datetime.max.replace(tzinfo=UTC)
+class MeasurementPass(ABC):
+    """One kind's measurements, reconciled once per driver pass: what both kinds share is the LogProfile
+    (read once per pass), the loop over the open measurements and the log reads the engine asks for."""
 
-
-class BandwidthPass:
-    """Reconciles the Workflow's BandwidthMeasurements once per driver pass."""
+    kind = ""
 
     def __init__(self, kube: Kube, namespace: str) -> None:
         self.kube, self.namespace = kube, namespace
-        self.memory: dict[str, Memory] = {}
         self._profiles: dict[str, tuple[Obj | None, str]] = {}
 
     def profile(self, name: str) -> tuple[Obj | None, str]:
@@ -122,52 +130,106 @@ class BandwidthPass:
 
     def steps(self, measurements: list[Obj], jobs: dict[str, Obj], pods: dict[str, list[Obj]], now: datetime
               ) -> list[tuple[str, Step]]:
-        """(measurement name, Step) for every open BandwidthMeasurement."""
+        """(measurement name, Step) for every open measurement of this kind."""
         self._profiles = {}
         out = []
         for m in measurements:
-            if m.get("kind") != BANDWIDTH_MEASUREMENT or is_true(m, COMPLETE):
+            if m.get("kind") != self.kind or is_true(m, COMPLETE):
                 continue
-            name = m["metadata"]["name"]
-            memory = self.memory.setdefault(name, Memory())
             job_name = ((m.get("spec") or {}).get("jobRef") or {}).get("name", "")
             profile, problem = self.profile((m.get("spec") or {}).get("logProfileRef", ""))
-            world = bandwidth_tier.BandwidthWorld(m, jobs.get(job_name), pods.get(job_name, []), profile, problem, now,
-                                                  memory.last_sample, memory.last_fetch)
-            step = bandwidth_tier.reconcile(world)
-            if step.read is not None:
-                world.log = self._read(step.read, memory, pods.get(job_name, []))
-                step = bandwidth_tier.reconcile(world)
-            if step.sampled:
-                memory.last_sample = now
-            if step.fetched:
-                memory.last_fetch = now
-            out.append((name, step.step))
+            out.append((m["metadata"]["name"],
+                        self.reconcile(m, jobs.get(job_name), pods.get(job_name, []), profile, problem, now)))
         return out
 
-    def _read(self, read: bandwidth_tier.Read, memory: Memory, pods: list[Obj]) -> bandwidth_tier.LogRead:
+    @abstractmethod
+    def reconcile(self, m: Obj, job: Obj | None, pods: list[Obj], profile: Obj | None, problem: str,
+                  now: datetime) -> Step:
+        """The engine's Step for one measurement, with the logs it asked for read."""
+
+    def read(self, read: Read) -> LogRead:
+        try:
+            return LogRead(read_log(self.kube, self.namespace, read.pod, read.container, read.since))
+        except UnreadableLog as exc:
+            return LogRead(error=f"reading log of pod {read.pod}: log cannot be read in full: {exc}", retryable=False)
+        except ApiException as exc:
+            return LogRead(error=f"reading log of pod {read.pod}: {status_message(exc)}")
+
+
+class BandwidthPass(MeasurementPass):
+    """The BandwidthMeasurements; the throttle and read anchor are kept per measurement."""
+
+    kind = BANDWIDTH_MEASUREMENT
+
+    def __init__(self, kube: Kube, namespace: str) -> None:
+        super().__init__(kube, namespace)
+        self.memory: dict[str, Memory] = {}
+
+    def reconcile(self, m: Obj, job: Obj | None, pods: list[Obj], profile: Obj | None, problem: str,
+                  now: datetime) -> Step:
+        memory = self.memory.setdefault(m["metadata"]["name"], Memory())
+        world = bandwidth_tier.BandwidthWorld(m, job, pods, profile, problem, now, memory.last_sample, memory.last_fetch)
+        step = bandwidth_tier.reconcile(world)
+        if step.read is not None:
+            world.log = self.kept_read(step.read, memory, pods)
+            step = bandwidth_tier.reconcile(world)
+        if step.sampled:
+            memory.last_sample = now
+        if step.fetched:
+            memory.last_fetch = now
+        return step.step
+
+
+    def kept_read(self, read: Read, memory: Memory, pods: list[Obj]) -> LogRead:
         """The window the tier asked for, kept; for the final read, only what this run has not read of the pod yet,
         joined to what it has. The copy counts only when it starts at the pod's start (a rerun, or a window cut to
         the last 30 minutes, reads the whole log at the end) and while it stays small."""
-        try:
-            if read.since is not None:
-                text = read_log(self.kube, self.namespace, read.pod, read.container, read.since)
+        if read.since is not None:
+            window = self.read(read)
+            if not window.error:
                 if memory.pod == read.pod and memory.text:
-                    memory.text = extend(memory.text, text)
+                    memory.text = extend(memory.text, window.text)
                 elif read.since <= _started(pods, read.pod):
-                    memory.pod, memory.text = read.pod, text
+                    memory.pod, memory.text = read.pod, window.text
                 if len(memory.text) > CACHE_BYTES:
                     memory.pod, memory.text = "", ""
-                return bandwidth_tier.LogRead(text)
-            if memory.pod == read.pod and memory.text:
-                last = split_timestamp(memory.text.splitlines()[-1])[0]
-                if last is not None:
-                    rest = read_log(self.kube, self.namespace, read.pod, read.container, last.replace(microsecond=0))
-                    if len(rest.encode()) < PAGE_BYTES:
-                        return bandwidth_tier.LogRead(extend(memory.text, rest))
-            return bandwidth_tier.LogRead(read_log(self.kube, self.namespace, read.pod, read.container, None))
-        except UnreadableLog as exc:
-            return bandwidth_tier.LogRead(error=f"reading log of pod {read.pod}: log cannot be read in full: {exc}",
-                                          retryable=False)
-        except ApiException as exc:
-            return bandwidth_tier.LogRead(error=f"reading log of pod {read.pod}: {status_message(exc)}")
+            return window
+        last = split_timestamp(memory.text.splitlines()[-1])[0] if memory.pod == read.pod and memory.text else None
+        if last is not None:
+            rest = self.read(Read(read.pod, read.container, last.replace(microsecond=0)))
+            if not rest.error and len(rest.text.encode()) < PAGE_BYTES:
+                return LogRead(extend(memory.text, rest.text))
+        return self.read(read)
+
+
+class GoodputPass(MeasurementPass):
+    """The GoodputMeasurements; the throttle, log anchor and an open checkpoint save are kept per measurement.
+    A Multi profile's two workers are read in parallel."""
+
+    kind = GOODPUT_MEASUREMENT
+
+    def __init__(self, kube: Kube, namespace: str) -> None:
+        super().__init__(kube, namespace)
+        self.memory: dict[str, goodput_tier.GoodputMemory] = {}
+
+    def reconcile(self, m: Obj, job: Obj | None, pods: list[Obj], profile: Obj | None, problem: str,
+                  now: datetime) -> Step:
+        name = m["metadata"]["name"]
+        world = goodput_tier.GoodputWorld(m, job, pods, profile, problem, now,
+                                          self.memory.get(name, goodput_tier.GoodputMemory()))
+        step = goodput_tier.reconcile(world)
+        if step.reads:
+            with ThreadPoolExecutor(len(step.reads)) as pool:
+                world.logs = dict(zip((r.pod for r in step.reads), pool.map(self.read, step.reads)))
+            step = goodput_tier.reconcile(world)
+        if step.memory is not None:
+            self.memory[name] = step.memory
+        return step.step
+
+
+def waiting(measurements: list[Obj], jobs: dict[str, Obj]) -> bool:
+    """Whether a measurement is still open that will complete: after the Workflow ends the run waits for these
+    (boundedly). A goodput measurement whose Job is gone never completes (§3.3), so it is not waited for."""
+    return any(not is_true(m, COMPLETE) and (
+        m.get("kind") != GOODPUT_MEASUREMENT or ((m.get("spec") or {}).get("jobRef") or {}).get("name") in jobs)
+        for m in measurements)

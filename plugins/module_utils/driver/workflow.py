@@ -16,11 +16,9 @@ from typing import Any
 from ..engine.api import naming
 from ..engine.api.actions import Ref, Step
 from ..engine.api.errors import InputError
-from ..engine.api.objects import condition, is_true, parse_time, terminal, true_type
+from ..engine.api.objects import condition, parse_time, terminal, true_type
 from ..engine.api.vocabulary import (
     API_VERSION,
-    BANDWIDTH_MEASUREMENT,
-    COMPLETE,
     DEPENDENCY_CREATION_ERROR,
     FINALIZER_WORKFLOW,
     IN_PROGRESS,
@@ -93,7 +91,7 @@ class Driver:
         self._last_line = ""
         self.writes = 0
         self._writes_lock = threading.Lock()  # Job passes run concurrently
-        self.bandwidth = measurements.BandwidthPass(kube, namespace)
+        self.passes = (measurements.BandwidthPass(kube, namespace), measurements.GoodputPass(kube, namespace))
         self.measurements: list[dict[str, Any]] = []
 
     def workflow(self) -> dict[str, Any]:
@@ -212,9 +210,8 @@ class Driver:
             self._report(wf, counts, time.monotonic() - start)
             if terminal(wf) and wind_down is None:
                 wind_down = time.monotonic() + MEASUREMENT_WIND_DOWN.total_seconds()
-            measuring = wind_down is not None and time.monotonic() < wind_down and any(
-                m.get("kind") == BANDWIDTH_MEASUREMENT and not is_true(m, COMPLETE)
-                for m in measurements.list_measurements(self.kube, self.namespace, self.name))
+            measuring = wind_down is not None and time.monotonic() < wind_down and measurements.waiting(
+                measurements.list_measurements(self.kube, self.namespace, self.name), world.jobs)
             done = (terminal(wf) and not measuring) or bool(
                 until_iteration and counts["iterations"]["completed"] >= until_iteration)
             if done or time.monotonic() > deadline:
@@ -243,8 +240,9 @@ class Driver:
 
     def _measurement_pass(self, world: WorkflowWorld, now: datetime, requeue: list[float]) -> bool:
         acted = False
-        for name, step in self.bandwidth.steps(self.measurements, world.jobs, world.pods, now):
-            acted |= self._apply(step, name, requeue).done > 0
+        for kind in self.passes:
+            for name, step in kind.steps(self.measurements, world.jobs, world.pods, now):
+                acted |= self._apply(step, name, requeue).done > 0
         return acted
 
     def _workflow_pass(self, world: WorkflowWorld, requeue: list[float]) -> bool:

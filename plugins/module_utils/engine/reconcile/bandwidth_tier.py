@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ..api.actions import Event, Step, UpdateStatus
+from ..api.actions import Event, Step
 from ..api.objects import condition, is_true, meta, parse_duration, parse_time, set_condition, timestamp
 from ..api.vocabulary import (
     ANNOTATION_JOB_UID,
@@ -32,33 +32,24 @@ from ..api.vocabulary import (
 from ..spec.log_lines import LogProfileError
 from ..spec.nccl_log import NcclParser, aggregate, merge_transports
 from . import job_measurements, measurement_pods
+from .measurement import (
+    MAX_LOOKBACK,
+    REQUEUE,
+    LogRead,
+    Read,
+    container,
+    profile_ref,
+    sample_interval,
+    since,
+    status_write,
+    terminal_anchor,
+)
 
-REQUEUE = 15.0                       # RequeueInterval
-DEFAULT_SAMPLE_INTERVAL = timedelta(seconds=60)
-MAX_LOOKBACK = timedelta(minutes=30)  # maxLogLookback
 FINAL_READ_GRACE = timedelta(minutes=2)
 NO_ROWS = "no bandwidth data was parsed"
 PROVISIONAL = "results are provisional and are not used for threshold evaluation"
 
 Obj = dict[str, Any]
-
-
-@dataclass
-class LogRead:
-    """What the driver read: the text (kubelet timestamps on), or why it could not (`error`)."""
-
-    text: str = ""
-    error: str = ""
-    retryable: bool = True
-
-
-@dataclass
-class Read:
-    """A log the pass needs: `since` None means the whole log (the final read)."""
-
-    pod: str
-    container: str
-    since: datetime | None
 
 
 @dataclass
@@ -101,28 +92,15 @@ def _now(world: BandwidthWorld) -> datetime:
     return world.now or datetime.now(UTC)
 
 
-def sample_interval(m: Obj) -> timedelta:
-    text = (m.get("spec") or {}).get("sampleInterval")
-    return parse_duration(text) if text else DEFAULT_SAMPLE_INTERVAL
-
-
-def _profile_ref(m: Obj) -> str:
-    return (m.get("spec") or {}).get("logProfileRef", "")
-
-
 def _parser(world: BandwidthWorld) -> tuple[NcclParser | None, str]:
     """The profile's parser, or why there is none (the spec's texts)."""
-    ref = _profile_ref(world.measurement)
+    ref = profile_ref(world.measurement)
     if world.profile is None:
         return None, f"getting LogProfile {ref}: {world.profile_error or 'not found'}"
     try:
         return NcclParser.from_profile(world.profile), ""
     except LogProfileError as exc:
         return None, f"creating parser from LogProfile {ref}: {exc}"
-
-
-def _container(world: BandwidthWorld) -> str:
-    return ((world.profile or {}).get("spec") or {}).get("containerName") or ""
 
 
 def _pod(world: BandwidthWorld) -> tuple[Obj | None, str]:
@@ -146,28 +124,27 @@ def _running(world: BandwidthWorld) -> BandwidthStep:
         return BandwidthStep(Step(requeue_after=(world.last_sample + interval - now).total_seconds()))
     parser, problem = _parser(world)
     if parser is None:
-        message = f'LogProfile "{_profile_ref(m)}" could not be resolved: {problem}'
+        message = f'LogProfile "{profile_ref(m)}" could not be resolved: {problem}'
         status = copy.deepcopy(m.get("status") or {})
         set_condition(status, MEASURING, False, LOG_PROFILE_NOT_FOUND, message, meta(m).get("generation"), now)
-        actions: list[Any] = [Event(m, "Warning", LOG_PROFILE_NOT_FOUND, message)] + _write(m, status)
+        actions: list[Any] = [Event(m, "Warning", LOG_PROFILE_NOT_FOUND, message)] + status_write(m, status)
         return BandwidthStep(Step(actions, requeue_after=interval.total_seconds()))
     pod, _why = _pod(world)
     if pod is None or (pod.get("status") or {}).get("phase") not in ("Running", "Succeeded"):
         return BandwidthStep(Step(requeue_after=REQUEUE))
-    container = _container(world)
-    if measurement_pods.container_waiting(pod, container):
+    name = container(world.profile)
+    if measurement_pods.container_waiting(pod, name):
         return BandwidthStep(Step(requeue_after=interval.total_seconds()))
     if world.log is None:
         start = world.last_fetch - timedelta(seconds=1) if world.last_fetch else parse_time(
             (pod.get("status") or {}).get("startTime"))
-        since = max(start or now - MAX_LOOKBACK, now - MAX_LOOKBACK)
-        return BandwidthStep(read=Read(meta(pod)["name"], container, since))
+        return BandwidthStep(read=Read(meta(pod)["name"], name, since(start, now - MAX_LOOKBACK)))
     if world.log.error:
         return BandwidthStep(Step(requeue_after=interval.total_seconds()))
     parsed = parser.parse(world.log.text)
     if not parsed.rows:
         # A restarted container may print its table later: keep the anchor so that window is read again.
-        keep = measurement_pods.restart_count(pod, container) > 0
+        keep = measurement_pods.restart_count(pod, name) > 0
         return BandwidthStep(Step(requeue_after=interval.total_seconds()), fetched=not keep)
     status = copy.deepcopy(m.get("status") or {})
     status["results"] = aggregate(status.get("results") or [], parsed.rows)
@@ -177,19 +154,10 @@ def _running(world: BandwidthWorld) -> BandwidthStep:
     status.setdefault("startTime", timestamp(now))
     set_condition(status, MEASURING, True, JOB_RUNNING, "Referenced Job is running, measurement in progress",
                   meta(m).get("generation"), now)
-    return BandwidthStep(Step(_write(m, status), requeue_after=interval.total_seconds()), sampled=True, fetched=True)
+    return BandwidthStep(Step(status_write(m, status), requeue_after=interval.total_seconds()), sampled=True, fetched=True)
 
 
 # ---------------------------------------------------------------- terminal (§2.5)
-
-def _anchor(job: Obj, now: datetime) -> datetime:
-    """The Job's terminal time: its True Succeeded (else Failed) condition's transition, else the pass's time."""
-    for kind in (SUCCEEDED, FAILED):
-        cond = condition(job, kind)
-        if cond and cond.get("status") == "True" and parse_time(cond.get("lastTransitionTime")):
-            return parse_time(cond.get("lastTransitionTime")) or now
-    return now
-
 
 def _final_read(world: BandwidthWorld) -> tuple[Read | None, str]:
     """The final read to make, or why it cannot be made yet."""
@@ -202,7 +170,7 @@ def _final_read(world: BandwidthWorld) -> tuple[Read | None, str]:
     phase = (pod.get("status") or {}).get("phase", "")
     if phase not in ("Succeeded", "Failed"):
         return None, f"pod {meta(pod)['name']} has not finished ({phase})"
-    return Read(meta(pod)["name"], _container(world), None), ""
+    return Read(meta(pod)["name"], container(world.profile), None), ""
 
 
 def _final(world: BandwidthWorld, succeeded: bool) -> BandwidthStep:
@@ -227,28 +195,28 @@ def _final(world: BandwidthWorld, succeeded: bool) -> BandwidthStep:
     if not succeeded:
         if rows_read:
             status["results"] = aggregate([], rows_read)
-        return _complete(m, status, JOB_FAILED, "Job failed", _anchor(job, now), now)
+        return _complete(m, status, JOB_FAILED, "Job failed", terminal_anchor(job, now), now)
     if rows_read is not None:
         status["results"] = aggregate([], rows_read)
         if rows_read:
-            return _complete(m, status, JOB_SUCCEEDED, "Job succeeded", _anchor(job, now), now)
+            return _complete(m, status, JOB_SUCCEEDED, "Job succeeded", terminal_anchor(job, now), now)
         return _complete(m, status, NO_DATA_COLLECTED,
                          "Job succeeded but no bandwidth data was parsed; check spec.logProfileRef",
-                         _anchor(job, now), now)
+                         terminal_anchor(job, now), now)
     pending = condition(m, MEASURING) or {}
-    since = parse_time(pending.get("lastTransitionTime")) if pending.get("reason") == FINAL_READ_PENDING else None
+    pending_since = parse_time(pending.get("lastTransitionTime")) if pending.get("reason") == FINAL_READ_PENDING else None
     grace = max(FINAL_READ_GRACE, _measurement_timeout(job))
-    if retryable and (since is None or now - since < grace):
-        remaining = grace - (now - since) if since else grace
-        if since is None:
+    if retryable and (pending_since is None or now - pending_since < grace):
+        remaining = grace - (now - pending_since) if pending_since else grace
+        if pending_since is None:
             set_condition(status, MEASURING, False, FINAL_READ_PENDING,
                           "Job succeeded; waiting to read its complete log", meta(m).get("generation"), now)
         actions: list[Any] = [Event(m, "Warning", FINAL_READ_PENDING, f"Final log read failed, retrying: {error}")]
-        return BandwidthStep(Step(actions + _write(m, status),
+        return BandwidthStep(Step(actions + status_write(m, status),
                                   requeue_after=min(remaining.total_seconds(), REQUEUE)))
     tail = PROVISIONAL if status.get("results") else NO_ROWS
     return _complete(m, status, LOGS_UNAVAILABLE,
-                     f"Job succeeded but its log could not be read in full ({error}); {tail}", _anchor(job, now), now)
+                     f"Job succeeded but its log could not be read in full ({error}); {tail}", terminal_anchor(job, now), now)
 
 
 def _gone(world: BandwidthWorld) -> BandwidthStep:
@@ -276,10 +244,4 @@ def _complete(m: Obj, status: Obj, reason: str, message: str, anchor: datetime, 
     generation = meta(m).get("generation")
     set_condition(status, MEASURING, False, reason, message, generation, now)
     set_condition(status, COMPLETE, True, reason, message, generation, now)
-    return BandwidthStep(Step(_write(m, status), terminal=True))
-
-
-def _write(m: Obj, status: Obj) -> list[Any]:
-    if status == (m.get("status") or {}):
-        return []
-    return [UpdateStatus({**m, "status": status})]
+    return BandwidthStep(Step(status_write(m, status), terminal=True))

@@ -4,8 +4,9 @@ Every pass is computed from the cluster alone (docs/dev/driver.md): the workload
 deterministic name and judged ours by its controller owner UID, so a pass killed between the Create and the
 status write that records it is repaired by the next one.
 
-Left for the measurement issue (fields kept, behaviour skipped): startup/training stall detection from
-GoodputMeasurements, checkpoint restarts (`restartCount` is only read), thresholds and ValidationFailed.
+A stalled, failed or vanished workload is restarted from its checkpoint when the Job allows it
+(job_stall.py, measurements.md §5): the workload is deleted, the GoodputMeasurement's stall fields are reset
+in the same step, and the next pass, seeing no workloadRef, creates a fresh one.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import copy
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ..api.actions import Action, Create, Event, Step, UpdateStatus
+from ..api.actions import Action, Create, Delete, Event, Ref, Step, UpdateStatus
 from ..api.errors import InputError
 from ..api.objects import (
     condition,
@@ -35,11 +36,14 @@ from ..api.vocabulary import (
     VALIDATION_FAILED,
     WORKLOAD_CREATION_ERROR,
     WORKLOAD_FAILED,
+    WORKLOAD_RESTARTING,
     WORKLOAD_SCHEDULING_BLOCKED,
+    WORKLOAD_STALLED,
 )
 from ..models.job import DEFAULT_SCHEDULING_STALL_GRACE_SECONDS
 from ..plan import workload
-from . import attribution, health, job_measurements, job_validation
+from . import attribution, health, job_measurements, job_stall, job_validation
+from .measurement import status_write
 from .world import JobWorld
 
 WORKLOAD_CREATED = "WorkloadCreated"
@@ -65,7 +69,8 @@ def reconcile(world: JobWorld) -> Step:
     ref = status.get("workloadRef")
     live = world.workload if _ours(world.workload, job, ref) else None
     if not ref:
-        return _create_or_adopt(world, live, now)
+        # Ours but terminating (the run a restart deleted) is not adopted: the Create waits for it to go.
+        return _create_or_adopt(world, None if (live and live["metadata"].get("deletionTimestamp")) else live, now)
 
     new = copy.deepcopy(status)
     requeue = None
@@ -85,8 +90,16 @@ def reconcile(world: JobWorld) -> Step:
             outcome = (IN_PROGRESS, WORKLOAD_PENDING, f"Workload {attempt} is pending{suffix}")
         else:
             outcome, requeue = _running(world, new, attempt, now)
+            if outcome[1] == WORKLOAD_RUNNING:
+                stall = job_stall.stalled(job, world.measurements, parse_time(new.get("workloadStartTime")), now)
+                if stall:
+                    outcome, requeue = (FAILED, WORKLOAD_STALLED, stall), None
+                    if "workloadStartTime" not in status:  # first seen on this pass: not persisted
+                        new.pop("workloadStartTime", None)
 
     _check_health(world, new, now)
+    if outcome[0] == FAILED and job_stall.can_restart(job, world.measurements):
+        return _restart(world, new, live, now)
     if outcome[0] == FAILED:
         _attribute_failure(world, new, outcome[2])
     set_exclusive(new, *outcome, _generation(job), now)
@@ -95,6 +108,22 @@ def reconcile(world: JobWorld) -> Step:
     creates = _measurements(world) if live is not None else []
     return Step(creates + _write(job, new), requeue_after=requeue,
                 terminal=outcome[0] != IN_PROGRESS and requeue is None)
+
+
+def _restart(world: JobWorld, new: Obj, live: Obj | None, now: datetime) -> Step:
+    """Restart from the checkpoint: delete the workload, forget it, count the restart and reset the
+    measurement's stall fields (before the Job's write: a conflict there re-decides the whole restart)."""
+    job = world.job
+    count = int(new.get("restartCount") or 0) + 1
+    for key in ("workloadRef", "workloadStartTime"):
+        new.pop(key, None)
+    new["restartCount"] = count
+    set_exclusive(new, IN_PROGRESS, WORKLOAD_RESTARTING, job_stall.restart_message(count, job), _generation(job), now)
+    actions: list[Action] = [Delete(Ref.of(live), live["metadata"].get("uid", ""))] if live is not None else []
+    gm = job_stall.goodput(job, world.measurements)
+    if gm is not None:
+        actions += status_write(gm, job_stall.reset(gm, now))
+    return Step(actions + _write(job, new), requeue_after=job_stall.restart_delay(job))
 
 
 def _measurements(world: JobWorld) -> list[Action]:

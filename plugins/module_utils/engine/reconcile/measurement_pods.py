@@ -29,6 +29,17 @@ def workload_pods(pods: list[Obj], workload: str, replicated_job: str = "") -> l
     return sorted(mine, key=lambda p: _int_label(p, COMPLETION_INDEX))
 
 
+def goodput_pods(pods: list[Obj], workload: str) -> tuple[Obj | None, Obj | None]:
+    """(worker-0, lastWorker) of a GoodputMeasurement: the lowest and the highest completion index among the
+    workload's pods of every replicatedJob; lastWorker is None with one pod. Pods being deleted are left out:
+    after a checkpoint restart the old run's pods carry the same jobset name until they are gone, and reading
+    them would time the new run from the old run's log."""
+    mine = [p for p in workload_pods(pods, workload) if not meta(p).get("deletionTimestamp")] if workload else []
+    if not mine:
+        return None, None
+    return mine[0], mine[-1] if len(mine) > 1 else None
+
+
 def bandwidth_pod(pods: list[Obj], workload: str, profile: Obj) -> Obj | None:
     """The bandwidth pod: lowest completion index, then Succeeded < Running < Failed < other, then the latest
     restart attempt, then the newest, then by name; from `workerStrategy.replicatedJobName` (else `node`)."""
@@ -56,6 +67,17 @@ def container_waiting(pod: Obj, container: str) -> bool:
         if (not container or status.get("name") == container) and (status.get("state") or {}).get("waiting"):
             return True
     return False
+
+
+def finished_at(pod: Obj, container: str) -> str:
+    """When the read container last terminated (its current or last state), "" when it has not."""
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        if not container or status.get("name") == container:
+            for state in (status.get("state"), status.get("lastState")):
+                when = ((state or {}).get("terminated") or {}).get("finishedAt")
+                if when:
+                    return str(when)
+    return ""
 
 
 def restart_count(pod: Obj, container: str) -> int:
