@@ -155,6 +155,17 @@ def measured(sim: Sim, name: str) -> dict:
     return out
 
 
+class KillAfter:
+    """Says to kill once `nth` lines matching `pattern` have been seen."""
+
+    def __init__(self, pattern: re.Pattern[str], nth: int) -> None:
+        self.pattern, self.nth, self.seen = pattern, nth, 0
+
+    def __call__(self, line: str) -> bool:
+        self.seen += bool(self.pattern.match(line))
+        return self.seen >= self.nth
+
+
 def test_killed_while_measuring_then_the_same_values(h100: Sim) -> None:
     """SIGKILL at five points of the measurement's life (its creation, provisional and final writes), a rerun
     after each: the same results and verdicts as an uninterrupted run."""
@@ -170,13 +181,9 @@ def test_killed_while_measuring_then_the_same_values(h100: Sim) -> None:
 
     measurement_writes = re.compile(r"^\s*(create|status) BandwidthMeasurement ")
     for nth in (1, 3, 2, 4, 2):
-        count = [0]
-
-        def after(line: str, nth: int = nth, count: list[int] = count) -> bool:
-            count[0] += bool(measurement_writes.match(line))
-            return count[0] >= nth
+        after = KillAfter(measurement_writes, nth)
 
         lines = run_until("certification_run", args("killed"), after, timeout=460)
-        assert count[0] >= nth, "".join(lines[-20:])  # it was killed while measuring
+        assert after.seen >= nth, "".join(lines[-20:])  # it was killed while measuring
     run_until("certification_run", args("killed"), None, timeout=460)
     assert measured(h100, "killed") == expected

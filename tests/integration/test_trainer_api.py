@@ -111,7 +111,7 @@ def render_everywhere() -> tuple[int, dict[str, dict], dict[str, tuple[str, dict
                     category = {"domain": domain, "variant": variant, "options": options}
                     cert = {"metadata": {"name": "api", "uid": "0"}, "spec": {"categories": [category]}}
                     spec = category_build.build_workflow(cert, category, platform=platform, gpu_architecture=arch,
-                                                        available_nodes=nodes)["spec"]
+                                                         available_nodes=nodes)["spec"]
                     builds += 1
                     runtime = ""
                     for dep in spec.get("dependencies") or []:

@@ -47,8 +47,8 @@ def verdict(thresholds: dict, measurements: list, after: timedelta = timedelta(s
 def test_thresholds_met():
     step, cond, status = verdict({"busBandwidthGBps": "value >= 300.0", "algBandwidthGBps": "value > 40"},
                                  [bandwidth("847.12")])
-    assert (cond["status"], cond["reason"], cond["message"]) == ("False", "ThresholdsMet",
-                                                                "All performance thresholds satisfied")
+    assert (cond["status"], cond["reason"], cond["message"]) == (
+        "False", "ThresholdsMet", "All performance thresholds satisfied")
     assert "failedNodes" not in status and step.terminal
     assert [(a.type, a.reason) for a in step.actions if isinstance(a, Event)] == [("Normal", "ThresholdsMet")]
 
