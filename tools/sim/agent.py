@@ -1,5 +1,6 @@
 """The cluster's node-health agent, as NVSentinel would be, the NVIDIA DRA driver's ComputeDomain controller
-(`computedomain.reconcile`), and the workloads' own output (`workload_logs.emit`).
+(`computedomain.reconcile`), the workloads' own output (`workload_logs.emit`, `training_logs`) and a storage
+provisioner (`volumes.provision`).
 
 The health agent quarantines (cordons) a node whose GPU is marked unhealthy (`sim fault --kind hardware`) as soon
 as a workload runs on it. So a hardware fault injected before a run is found by the run itself: the node passes
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from kubernetes import client, config
 
-from . import computedomain, training_logs, workload_logs
+from . import computedomain, training_logs, volumes, workload_logs
 from .faults import HARDWARE_LABEL, HARDWARE_VALUE
 
 POLL_SECONDS = 0.2
@@ -42,7 +43,8 @@ def main(kubeconfig: str) -> None:
     logs_dir, served = Path(kubeconfig).parent / "pod-logs", set()
     trainer = training_logs.Trainer(logs_dir)
     passes = (lambda: quarantine_loaded_faulty_nodes(core), lambda: computedomain.reconcile(custom),
-              lambda: workload_logs.emit(core, custom, logs_dir, served), lambda: trainer.tick(core, custom))
+              lambda: workload_logs.emit(core, custom, logs_dir, served), lambda: trainer.tick(core, custom),
+              lambda: volumes.provision(core))
     while True:
         for one_pass in passes:
             try:

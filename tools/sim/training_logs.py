@@ -3,8 +3,8 @@
 Worker-0 prints the application start and the checkpoint lines; the last worker prints an `iteration` line
 every 10 steps (Megatron's log interval), one every `LINE_SECONDS`, so the step time it prints is the pace it
 keeps. Faults: on a `stall` node the training lines stop after a few while the pods keep running; on a
-`crash` node worker-0 fails once, right after its first checkpoint, and the Job's next workload resumes from
-that checkpoint (`Loading checkpoint from …`) and finishes.
+`crash` node worker-0 fails once, at its first checkpoint 15 s or more into the run, and the Job's next
+workload resumes from that checkpoint (`Loading checkpoint from …`) and finishes.
 """
 from __future__ import annotations
 
@@ -22,6 +22,9 @@ LINE_SECONDS = 0.5
 LOG_INTERVAL = 10
 SAVE_SECONDS = 0.2          # the synchronous pause of a checkpoint save
 STALL_AFTER_LINES = 3
+# A crash comes at the first checkpoint after this long, once a goodput measurement (sampling every 10 s, the
+# catalog's interval) has seen a checkpoint: NVCRE restarts only a workload that saved one.
+CRASH_AFTER_SECONDS = 15.0
 TFLOPS = 600.0
 CHECKPOINTS = "/mnt/workspace/checkpoints"
 FAULT_ANNOTATION = "sim.cre.certification/fault"           # on a node: stall | crash
@@ -128,7 +131,8 @@ class Trainer:
                                                     f"iteration {step:>7} to {CHECKPOINTS} in torch_dist format", when))
                 lines.append(workload_logs.cri_line(f"[{done.strftime('%Y-%m-%d %H:%M:%S.%f')}] scheduled an async "
                                                     f"checkpoint save at iteration {step:>7} to {CHECKPOINTS}", done))
-                if crash_node is not None and not crashed_before and not run.crashed:
+                if crash_node is not None and not crashed_before and not run.crashed and \
+                        (when - run.start).total_seconds() >= CRASH_AFTER_SECONDS:
                     run.crashed = True
                     self._crash(core, crash_node, job, pod)
         if lines:
@@ -137,8 +141,14 @@ class Trainer:
 
     @staticmethod
     def _crash(core: client.CoreV1Api, node: Any, job: str, pod: Obj) -> None:
-        """Remember the Job crashed once (its next workload resumes), then let the crash stage fail the pod."""
+        """Remember the Job crashed once (its next workload resumes), make the crash fatal to the workload (its
+        batch Job retries no pod, as when a crash has used up its retries), then let the crash stage fail the pod."""
         done = [j for j in ((node.metadata.annotations or {}).get(CRASHED_ANNOTATION) or "").split(",") if j]
         core.patch_node(node.metadata.name, {"metadata": {"annotations": {CRASHED_ANNOTATION: ",".join([*done, job])}}})
-        core.patch_namespaced_pod(pod["metadata"]["name"], pod["metadata"]["namespace"],
+        meta = pod["metadata"]
+        batch_job = (meta.get("labels") or {}).get("batch.kubernetes.io/job-name")
+        if batch_job:
+            client.BatchV1Api(core.api_client).patch_namespaced_job(batch_job, meta["namespace"],
+                                                                     {"spec": {"backoffLimit": 0}})
+        core.patch_namespaced_pod(meta["name"], meta["namespace"],
                                   {"metadata": {"annotations": {CRASH_POD_ANNOTATION: "true"}}})

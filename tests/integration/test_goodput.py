@@ -1,0 +1,93 @@
+"""Training goodput on the local cluster (spec/measurements.md §3, §5): the simulated Megatron pods print their
+training lines through the pod log API; the run measures goodput from them, detects a stall and restarts a
+crashed workload from its checkpoint."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from kubernetes import client
+
+from ansible_collections.cre.certification.plugins.module_utils.engine.spec.goodput import goodput
+from tests.ansible_run import ansible_module
+from tools.sim import cluster
+
+from .conftest import Sim
+
+NVCRE = ("nvcre.nvidia.com", "v1alpha1")
+SMALL = {"maxSteps": 500, "saveInterval": 50}
+
+
+@pytest.fixture(scope="module")
+def trainer(make_sim) -> Iterator[Sim]:
+    """Two aws-h100 nodes; a training pod runs 25 s (an iteration line every 0.5 s, 10 steps each)."""
+    yield make_sim("goodput", "aws-h100", 2, 25000)
+
+
+def train(sim: Sim, name: str, **options) -> dict:
+    rc, result = ansible_module("certification_run", {
+        "kubeconfig": str(sim.kubeconfig), "name": name, "namespace": "default",
+        "categories": [{"domain": "training", "variant": "nemotron5-8b", "options": {**SMALL, **options}}],
+        "poll_interval": 1, "timeout": 400}, timeout=460)
+    assert rc == 0, result
+    (category,) = result["categories"]
+    return category
+
+
+def one(sim: Sim, plural: str, workflow: str) -> dict:
+    (obj,) = client.CustomObjectsApi(sim.api).list_namespaced_custom_object(
+        *NVCRE, "default", plural, label_selector=f"nvcre.nvidia.com/workflow={workflow}")["items"]
+    return obj
+
+
+def condition(obj: dict, kind: str) -> dict:
+    return next(c for c in obj["status"]["conditions"] if c["type"] == kind)
+
+
+def test_goodput_is_the_formula_over_what_the_pods_printed(trainer: Sim) -> None:
+    category = train(trainer, "steady")
+    assert category["status"] == "Succeeded", category
+    status = one(trainer, "goodputmeasurements", category["workflow"])["status"]
+    done = condition({"status": status}, "Complete")
+    assert (done["status"], done["reason"], done["message"]) == ("True", "JobSucceeded",
+                                                                 "Referenced Job completed successfully")
+    figures = {k: float(status[k]) for k in ("trainingTimeSec", "resumeTimeSec", "lostWorkTimeSec",
+                                             "rescheduleTimeSec", "checkpointSaveTimeSec")}
+    expected = goodput(figures["trainingTimeSec"], figures["resumeTimeSec"], figures["lostWorkTimeSec"],
+                       figures["rescheduleTimeSec"], figures["checkpointSaveTimeSec"])
+    assert status["result"] == f"{expected:.6f}" and 0.5 < expected < 1
+    # What the pods printed: 50 ms per step (0.5 s per 10), 600 TFLOP/s, a checkpoint every 50 steps taking 0.2 s.
+    assert (status["avgStepTimeSec"], status["avgTFLOPSPerGPU"]) == ("0.050000", "600.000000")
+    saves = float(status["checkpointSaveTimeSec"]) / 0.2  # each sample counts its window's last checkpoint (§3.4)
+    assert saves >= 1 and abs(saves - round(saves)) < 1e-6, status["checkpointSaveTimeSec"]
+    assert status["lastCheckpointStep"] % SMALL["saveInterval"] == 0 and status["lastCheckpointStep"] > 0
+    assert status["logInterval"] == 10 and status["warmupBaseStep"] == 10
+
+
+def test_a_stall_fails_the_job_with_workload_stalled(trainer: Sim) -> None:
+    cluster.fault(trainer.name, "gpu-node-001", "stall")
+    try:
+        category = train(trainer, "stalled")
+    finally:
+        cluster.fault(trainer.name, "gpu-node-001", "none")
+    assert category["status"] == "Failed", category
+    job = one(trainer, "jobs", category["workflow"])
+    failed = condition(job, "Failed")
+    assert (failed["status"], failed["reason"], failed["message"]) == (
+        "True", "WorkloadStalled", "Workload stalled: no training step within the configured threshold")
+
+
+def test_a_crash_restarts_from_the_checkpoint_and_succeeds(trainer: Sim) -> None:
+    cluster.fault(trainer.name, "gpu-node-000", "crash")
+    try:
+        category = train(trainer, "crashed", enableCheckpoint=True)
+    finally:
+        cluster.fault(trainer.name, "gpu-node-000", "none")
+    assert category["status"] == "Succeeded", category
+    job = one(trainer, "jobs", category["workflow"])
+    assert job["status"]["restartCount"] == 1
+    events = client.CoreV1Api(trainer.api).list_namespaced_event(
+        "default", field_selector=f"involvedObject.name={job['metadata']['name']},reason=WorkloadRestarting").items
+    assert [e.message for e in events] == ["Restarting workload from checkpoint (restart 1/3)"]
+    measurement = one(trainer, "goodputmeasurements", category["workflow"])["status"]
+    assert measurement["interruptionCount"] == 1 and float(measurement["rescheduleTimeSec"]) > 0
