@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+from functools import partial
 from pathlib import Path
 
 import jsonpatch
@@ -20,9 +21,14 @@ from ansible_collections.cre.certification.plugins.module_utils.engine import mo
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUP, VERSION = "nvcre.nvidia.com", "v1alpha1"
-PLURAL = {"Workflow": "workflows", "Job": "jobs", "Certification": "certifications"}
+PLURAL = {"Workflow": "workflows", "Job": "jobs", "Certification": "certifications", "LogProfile": "logprofiles",
+          "BandwidthMeasurement": "bandwidthmeasurements", "GoodputMeasurement": "goodputmeasurements"}
+CLUSTER_SCOPED = {"LogProfile"}  # and without a status subresource
 VALID = yaml.safe_load((ROOT / "tests/unit/engine/data/models/valid.yaml").read_text())
-PARSE = {"workflow": models.parse_workflow, "job": models.parse_job, "certification": models.parse_certification}
+PARSE = {"workflow": models.parse_workflow, "job": models.parse_job, "certification": models.parse_certification,
+         "logprofile": partial(models.parse, models.LogProfile),
+         "bandwidthmeasurement": partial(models.parse, models.BandwidthMeasurement),
+         "goodputmeasurement": partial(models.parse, models.GoodputMeasurement)}
 _names = itertools.count()
 
 JOB_SPEC = {
@@ -177,7 +183,10 @@ CREATES = [
 
 def _create(api: client.CustomObjectsApi, namespace: str, obj: dict) -> dict:
     obj = copy.deepcopy(obj)
-    obj["metadata"] = {**obj.get("metadata", {}), "name": f"adm-{next(_names)}", "namespace": namespace}
+    obj["metadata"] = {**obj.get("metadata", {}), "name": f"adm-{next(_names)}"}
+    if obj["kind"] in CLUSTER_SCOPED:
+        return api.create_cluster_custom_object(GROUP, VERSION, PLURAL[obj["kind"]], obj)
+    obj["metadata"]["namespace"] = namespace
     return api.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL[obj["kind"]], obj)
 
 
@@ -200,9 +209,11 @@ def _assert_rejected(err: ApiException, field: str, message: str) -> None:
 
 def test_crds_established(crds: client.CustomObjectsApi, kube: client.ApiClient):
     ext = client.ApiextensionsV1Api(kube)
-    for plural in PLURAL.values():
+    for kind, plural in PLURAL.items():
         crd = ext.read_custom_resource_definition(f"{plural}.{GROUP}")
-        assert crd.spec.versions[0].subresources.status is not None
+        assert crd.spec.scope == ("Cluster" if kind in CLUSTER_SCOPED else "Namespaced")
+        assert (crd.spec.versions[0].subresources is not None and crd.spec.versions[0].subresources.status is not None) \
+            == (kind not in CLUSTER_SCOPED)
         conditions = {c.type: c.status for c in crd.status.conditions}
         assert conditions.get("Established") == "True" and conditions.get("NamesAccepted") == "True"
 
