@@ -62,15 +62,44 @@ def validate_up(profile: str, nodes: int, name: str) -> None:
         raise SimError(f"cluster {name!r} already exists (run 'down --name {name}' first)")
 
 
+# kwokctl picks free ports, but with several clusters starting at once one can be taken before its component
+# binds it; such a start is torn down and made once more.
+STARTS = 2
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller")
+
+
 def up(profile: str, nodes: int, name: str, pod_milliseconds: int = stages.DEFAULT_POD_MILLISECONDS) -> Path:
     """Start a cluster and return its kubeconfig path. On any failure, tear down what was started."""
     validate_up(profile, nodes, name)
     bin_dir, assets = binaries()
-    try:
-        return _up(bin_dir, assets, profile, nodes, name, pod_milliseconds)
-    except BaseException:
-        down(name, missing_ok=True)
-        raise
+    attempt = 1
+    while True:
+        try:
+            return _up(bin_dir, assets, profile, nodes, name, pod_milliseconds)
+        except ComponentDied:
+            down(name, missing_ok=True)
+            if attempt >= STARTS:
+                raise
+            attempt += 1
+        except BaseException:
+            down(name, missing_ok=True)
+            raise
+
+
+class ComponentDied(SimError):
+    """A control-plane component exited right after the start (most often: its port was taken meanwhile)."""
+
+
+def _alive(name: str) -> None:
+    """Every control-plane component kwokctl started still runs."""
+    for component in COMPONENTS:
+        pid_file = cluster_dir(name) / "pids" / f"{component}.pid"
+        try:
+            os.kill(int(pid_file.read_text().strip()), 0)
+        except (OSError, ValueError):
+            log = cluster_dir(name) / "logs" / f"{component}.log"
+            last = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
+            raise ComponentDied(f"{component} of cluster {name!r} is not running: {' '.join(last)[-300:]}") from None
 
 
 def _up(bin_dir: Path, assets: Path, profile: str, nodes: int, name: str, pod_ms: int) -> Path:
@@ -100,6 +129,8 @@ def _up(bin_dir: Path, assets: Path, profile: str, nodes: int, name: str, pod_ms
     (run / "kwokctl.yaml").write_text(yaml.safe_dump(kwok_cfg))
     _kwokctl(bin_dir, "create", "cluster", "--name", name, "--config", str(run / "kwokctl.yaml"),
              "--kubeconfig", "", "--wait", "3m")
+    time.sleep(1)  # a component that cannot bind its port exits within a second
+    _alive(name)
     kubeconfig = cluster_dir(name) / "kubeconfig.yaml"
     state = ClusterState(name=name, profile=profile, nodes=nodes, kubeconfig=str(kubeconfig))
     state.save()
