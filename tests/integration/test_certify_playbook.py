@@ -75,3 +75,27 @@ def test_gb200_catalog_run_attributes_a_hardware_fault(make_sim) -> None:
                                          "message": "Hardware failure detected by node health check"}]
     assert category["succeeded_nodes"] == ["gpu-node-000", "gpu-node-001", "gpu-node-003"]
     assert result["condition"]["reason"] == "WorkflowFailed"
+
+
+def test_timed_out_run_fails_the_play_unless_allowed(make_sim, tmp_path: Path) -> None:
+    """certify_timeout reached: the report (RUNNING) is written and the play fails; with
+    results_fail_on_incomplete false the same rerun only reports."""
+    sim = make_sim("slowpoke", "onprem-b300", 4)
+    inventory = {"clusters": {"vars": {"ansible_connection": "local",
+                                       "ansible_python_interpreter": str(ROOT / ".venv/bin/python")},
+                              "hosts": {"slowpoke": {**host(sim), "certify_timeout": 1}}}}
+    (tmp_path / "inventory.yml").write_text(yaml.safe_dump(inventory))
+
+    def play(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(ROOT / ".venv/bin/ansible-playbook"), "-i", "inventory.yml", *extra, str(ROOT / "playbooks/certify.yml")],
+            cwd=tmp_path, env={**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")},
+            capture_output=True, text=True, timeout=300, check=False)
+
+    proc = play()
+    assert proc.returncode != 0, proc.stdout[-4000:]
+    assert "Certification acceptance: RUNNING (the run hit its timeout" in " ".join(proc.stdout.split()), proc.stdout[-3000:]
+    report = json.loads((tmp_path / "cre-reports" / "slowpoke" / "report.json").read_text())
+    assert report["result"] == "RUNNING"
+    allowed = play("-e", "results_fail_on_incomplete=false")
+    assert allowed.returncode == 0, allowed.stdout[-4000:]
