@@ -19,10 +19,14 @@ description:
   - This is the catalog build only. The Certification build adds what it detects on the cluster, turns MNNVL
     on for gb200/gb300, resolves and prunes the overrides, and applies C(image), C(gangScheduler) and
     C(workloadMetadata).
+  - Accepts kubernetes.core's auth options (O(kubeconfig), O(context), O(host), O(api_key), ...) and ignores them,
+    so that one C(module_defaults) block for the action group C(group/cre.certification.certification) serves
+    every module of the collection.
 author:
   - cre.certification developers (@cre-certification)
 extends_documentation_fragment:
   - cre.certification.attributes
+  - kubernetes.core.k8s_auth_options
 options:
   domain:
     description:
@@ -109,8 +113,11 @@ spec:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.cre.certification.plugins.module_utils.kube.client import auth_argument_spec
+
 SPEC = {
     "argument_spec": {
+        **auth_argument_spec(),  # accepted for the action group's module_defaults, ignored
         "domain": {"type": "str"},
         "variant": {"type": "str"},
         "options": {"type": "dict", "default": {}},

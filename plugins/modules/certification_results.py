@@ -52,11 +52,11 @@ attributes:
 """
 
 EXAMPLES = r"""
-- name: Report a Certification into out/
+- name: Report a Certification into cre-reports/<host>/
   cre.certification.certification_results:
     certification: gpu-cert
     namespace: nvcre
-    dest: "{{ playbook_dir }}/out"
+    dest: "cre-reports/{{ inventory_hostname }}"
   register: results
 
 - name: Fail the play unless it passed

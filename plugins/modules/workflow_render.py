@@ -22,10 +22,14 @@ description:
     and C(msg) to the exact condition message, and returns no jobs. Bad input fails with a message that names
     the field path or the option.
   - Runs on the controller. Reads only local files; writes nothing.
+  - Accepts kubernetes.core's auth options (O(kubeconfig), O(context), O(host), O(api_key), ...) and ignores them,
+    so that one C(module_defaults) block for the action group C(group/cre.certification.certification) serves
+    every module of the collection.
 author:
   - cre.certification developers (@cre-certification)
 extends_documentation_fragment:
   - cre.certification.attributes
+  - kubernetes.core.k8s_auth_options
 options:
   src:
     description:
@@ -179,9 +183,12 @@ reason:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.cre.certification.plugins.module_utils.kube.client import auth_argument_spec
+
 # One definition of the options, validated by the action plugin (ArgumentSpecValidator) and by this stub.
 SPEC = {
     "argument_spec": {
+        **auth_argument_spec(),  # accepted for the action group's module_defaults, ignored
         "src": {"type": "path"},
         "definition": {"type": "dict"},
         "nodes": {"type": "list", "elements": "raw"},

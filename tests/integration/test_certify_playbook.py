@@ -18,10 +18,10 @@ from .conftest import Sim
 CATEGORY = {"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "intra-node"}}
 
 
-def host(sim: Sim, report_dir: Path) -> dict:
+def host(sim: Sim) -> dict:
     return {"k8s_kubeconfig": str(sim.kubeconfig), "certify_certification_name": "acceptance",
             "certify_namespace": "nvcre", "certify_categories": [CATEGORY], "certify_poll_interval": 0.5,
-            "certify_timeout": 600, "cre_report_dir": str(report_dir)}
+            "certify_timeout": 600}
 
 
 def window(sim: Sim) -> tuple[datetime, datetime]:
@@ -37,22 +37,27 @@ def _time(text: str) -> datetime:
 
 
 def test_two_clusters_certified_in_parallel(make_sim, tmp_path: Path) -> None:
+    """Run from another directory with no cre_report_dir: each cluster's report lands in its own folder under
+    cre-reports/ there (not next to the playbook)."""
     clusters = {"east": make_sim("east", "onprem-b300", 4), "west": make_sim("west", "onprem-b300", 4)}
     inventory = {"clusters": {"vars": {"ansible_connection": "local",
                                        "ansible_python_interpreter": str(ROOT / ".venv/bin/python")},
-                              "hosts": {name: host(sim, tmp_path / name) for name, sim in clusters.items()}}}
+                              "hosts": {name: host(sim) for name, sim in clusters.items()}}}
     (tmp_path / "inventory.yml").write_text(yaml.safe_dump(inventory))
     proc = subprocess.run(
-        [str(ROOT / ".venv/bin/ansible-playbook"), "-i", str(tmp_path / "inventory.yml"), "--forks", "2",
-         "playbooks/certify.yml"], cwd=ROOT, env={**os.environ, "ANSIBLE_NOCOLOR": "1"},
+        [str(ROOT / ".venv/bin/ansible-playbook"), "-i", "inventory.yml", "--forks", "2",
+         str(ROOT / "playbooks/certify.yml")], cwd=tmp_path,
+        env={**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")},
         capture_output=True, text=True, timeout=900, check=False)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert sorted(p.name for p in (tmp_path / "cre-reports").iterdir()) == ["east", "west"]
     for name in clusters:
-        report = json.loads((tmp_path / name / "report.json").read_text())
+        reports = tmp_path / "cre-reports" / name
+        report = json.loads((reports / "report.json").read_text())
         assert report["result"] == "PASSED", report
         assert {n["name"]: n["status"] for n in report["nodeResults"]} == \
             {f"gpu-node-{i:03d}": "Passed" for i in range(4)}
-        assert (tmp_path / name / "junit.xml").is_file() and (tmp_path / name / "report.md").is_file()
+        assert (reports / "junit.xml").is_file() and (reports / "report.md").is_file()
     (east_start, east_end), (west_start, west_end) = window(clusters["east"]), window(clusters["west"])
     assert east_start < west_end and west_start < east_end  # the two certifications overlapped in time
 
@@ -70,3 +75,27 @@ def test_gb200_catalog_run_attributes_a_hardware_fault(make_sim) -> None:
                                          "message": "Hardware failure detected by node health check"}]
     assert category["succeeded_nodes"] == ["gpu-node-000", "gpu-node-001", "gpu-node-003"]
     assert result["condition"]["reason"] == "WorkflowFailed"
+
+
+def test_timed_out_run_fails_the_play_unless_allowed(make_sim, tmp_path: Path) -> None:
+    """certify_timeout reached: the report (RUNNING) is written and the play fails; with
+    results_fail_on_incomplete false the same rerun only reports."""
+    sim = make_sim("slowpoke", "onprem-b300", 4)
+    inventory = {"clusters": {"vars": {"ansible_connection": "local",
+                                       "ansible_python_interpreter": str(ROOT / ".venv/bin/python")},
+                              "hosts": {"slowpoke": {**host(sim), "certify_timeout": 1}}}}
+    (tmp_path / "inventory.yml").write_text(yaml.safe_dump(inventory))
+
+    def play(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(ROOT / ".venv/bin/ansible-playbook"), "-i", "inventory.yml", *extra, str(ROOT / "playbooks/certify.yml")],
+            cwd=tmp_path, env={**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")},
+            capture_output=True, text=True, timeout=300, check=False)
+
+    proc = play()
+    assert proc.returncode != 0, proc.stdout[-4000:]
+    assert "Certification acceptance: RUNNING (the run hit its timeout" in " ".join(proc.stdout.split()), proc.stdout[-3000:]
+    report = json.loads((tmp_path / "cre-reports" / "slowpoke" / "report.json").read_text())
+    assert report["result"] == "RUNNING"
+    allowed = play("-e", "results_fail_on_incomplete=false")
+    assert allowed.returncode == 0, allowed.stdout[-4000:]

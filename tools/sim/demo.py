@@ -20,7 +20,7 @@ FAULTY = "gpu-node-005"
 SLOW = "gpu-node-011"
 THRESHOLD = "value >= 600.0"  # GB200's nominal 840 GB/s passes; the slow node's 420 does not
 ROOT = Path(__file__).resolve().parents[2]
-OUT = ROOT / "out" / NAME
+OUT = ROOT / "out" / NAME  # certify.yml writes the reports into <cre_report_dir>/<inventory host>
 
 
 def inventory(kubeconfig: Path) -> dict:
@@ -35,7 +35,7 @@ def inventory(kubeconfig: Path) -> dict:
         "certify_options": {"thresholds": {"busBandwidthGBps": THRESHOLD}},
         "certify_poll_interval": 1.0,
         "certify_timeout": 900,
-        "cre_report_dir": str(OUT / "report"),
+        "cre_report_dir": str(OUT.parent),
         "results_fail_on_failure": False,  # the demo's point is the report of a failed node
     }}}}
 
@@ -48,13 +48,13 @@ def main() -> int:
     print(f"cluster {NAME!r}: 16 aws-gb200 nodes, GPU fault on {FAULTY}, {SLOW} at half bandwidth; "
           f"threshold busBandwidthGBps {THRESHOLD}; kubeconfig {kubeconfig}", flush=True)
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "inventory.yml").write_text(yaml.safe_dump(inventory(kubeconfig)))
-    play = subprocess.run([str(ROOT / ".venv" / "bin" / "ansible-playbook"), "-i", str(OUT / "inventory.yml"),
+    (OUT.parent / f"{NAME}-inventory.yml").write_text(yaml.safe_dump(inventory(kubeconfig)))
+    play = subprocess.run([str(ROOT / ".venv" / "bin" / "ansible-playbook"), "-i", str(OUT.parent / f"{NAME}-inventory.yml"),
                            "playbooks/certify.yml"], cwd=ROOT, check=False)
-    report = OUT / "report" / "report.md"
+    report = OUT / "report.md"
     if report.is_file():
         print(report.read_text())
-    print(f"report files: {OUT / 'report'}\nstop the cluster: .venv/bin/python -m tools.sim down --name {NAME}")
+    print(f"report files: {OUT}\nstop the cluster: .venv/bin/python -m tools.sim down --name {NAME}")
     return play.returncode
 
 

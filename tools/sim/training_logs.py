@@ -148,7 +148,7 @@ class Trainer:
         meta = pod["metadata"]
         batch_job = (meta.get("labels") or {}).get("batch.kubernetes.io/job-name")
         if batch_job:
-            client.BatchV1Api(core.api_client).patch_namespaced_job(batch_job, meta["namespace"],
-                                                                     {"spec": {"backoffLimit": 0}})
+            client.BatchV1Api(core.api_client).patch_namespaced_job(
+                batch_job, meta["namespace"], {"spec": {"backoffLimit": 0}})
         core.patch_namespaced_pod(meta["name"], meta["namespace"],
                                   {"metadata": {"annotations": {CRASH_POD_ANNOTATION: "true"}}})

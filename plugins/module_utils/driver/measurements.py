@@ -179,7 +179,6 @@ class BandwidthPass(MeasurementPass):
             memory.last_fetch = now
         return step.step
 
-
     def kept_read(self, read: Read, memory: Memory, pods: list[Obj]) -> LogRead:
         """The window the tier asked for, kept; for the final read, only what this run has not read of the pod yet,
         joined to what it has. The copy counts only when it starts at the pod's start (a rerun, or a window cut to
