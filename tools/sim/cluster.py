@@ -91,7 +91,17 @@ class ComponentDied(SimError):
 
 
 def _alive(name: str) -> None:
-    """Every control-plane component kwokctl started still runs."""
+    """Every control-plane component kwokctl started still runs, and kube-controller-manager answers its health
+    check (under load it can give up waiting for the apiserver and exit some seconds after the start)."""
+    config_doc = yaml.safe_load((cluster_dir(name) / "kwok.yaml").read_text())
+    kcm = next((c for c in config_doc.get("components") or [] if c.get("name") == "kube-controller-manager"), {})
+    port = next((p["port"] for p in kcm.get("ports") or [] if p.get("name") == "https"), None)
+    pid_file = cluster_dir(name) / "pids" / "kube-controller-manager.pid"
+    if port and pid_file.exists():
+        try:
+            processes.wait_https_ok(f"https://127.0.0.1:{port}/healthz", 60, int(pid_file.read_text().strip()))
+        except RuntimeError as exc:
+            raise ComponentDied(f"kube-controller-manager of cluster {name!r}: {exc}") from None
     for component in COMPONENTS:
         pid_file = cluster_dir(name) / "pids" / f"{component}.pid"
         try:
