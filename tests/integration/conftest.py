@@ -5,6 +5,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,6 +77,20 @@ def install_crds(kube: client.ApiClient) -> client.CustomObjectsApi:
 @pytest.fixture(scope="session")
 def crds(kube: client.ApiClient) -> client.CustomObjectsApi:
     return install_crds(kube)
+
+
+@contextmanager
+def own_sim(kind: str, profile: str, nodes: int, pod_ms: int = cluster.stages.DEFAULT_POD_MILLISECONDS) -> Iterator[Sim]:
+    """A cluster with the NVCRE CRDs for one module's tests, torn down when they end (so a session never holds
+    every module's cluster at once)."""
+    name = _name(kind)
+    kubeconfig = cluster.up(profile, nodes, name, pod_ms)
+    try:
+        api = cluster.api(kubeconfig)
+        install_crds(api)
+        yield Sim(name, kubeconfig, api)
+    finally:
+        cluster.down(name, missing_ok=True)
 
 
 @pytest.fixture(scope="session")

@@ -12,16 +12,17 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.spec.good
 from tests.ansible_run import ansible_module
 from tools.sim import cluster
 
-from .conftest import Sim
+from .conftest import Sim, own_sim
 
 NVCRE = ("nvcre.nvidia.com", "v1alpha1")
 SMALL = {"maxSteps": 500, "saveInterval": 50}
 
 
 @pytest.fixture(scope="module")
-def trainer(make_sim) -> Iterator[Sim]:
+def trainer() -> Iterator[Sim]:
     """Two aws-h100 nodes; a training pod runs 25 s (an iteration line every 0.5 s, 10 steps each)."""
-    yield make_sim("goodput", "aws-h100", 2, 25000)
+    with own_sim("goodput", "aws-h100", 2, 25000) as sim:
+        yield sim
 
 
 def train(sim: Sim, name: str, **options) -> dict:

@@ -16,7 +16,7 @@ from kubernetes import client
 from tests.ansible_run import ROOT, ansible_module, run_until
 from tools.sim import cluster
 
-from .conftest import Sim
+from .conftest import Sim, own_sim
 
 NVCRE = ("nvcre.nvidia.com", "v1alpha1")
 NODES = 12
@@ -25,9 +25,10 @@ ROW = re.compile(r"^\s*(\d+)\s+\d+\s+\w+\s+\w+\s+-?\d+\s+[\d.]+\s+([\d.]+)\s+([\
 
 
 @pytest.fixture(scope="module")
-def h100(make_sim) -> Iterator[Sim]:
+def h100() -> Iterator[Sim]:
     """12 aws-h100 nodes whose Job pods run 4 s, long enough to be sampled while they run."""
-    yield make_sim("meas", "aws-h100", NODES, 4000)
+    with own_sim("meas", "aws-h100", NODES, 4000) as sim:
+        yield sim
 
 
 def category(**options) -> dict:
