@@ -77,8 +77,9 @@ def table(collective: str, smallest: int, largest: int, peak_bus: float, ranks: 
 
 
 def cri(lines: list[str], start: datetime) -> str:
-    """The CRI log file kwok serves: one microsecond apart, so every line has its own stamp."""
-    return "".join(cri_line(line, start + timedelta(microseconds=i)) for i, line in enumerate(lines))
+    """The CRI log file kwok serves, a line every 100 ms as nccl-tests prints a row per size as it finishes (so a
+    reader's one-second windows overlap by a few lines, not by the whole table)."""
+    return "".join(cri_line(line, start + timedelta(milliseconds=100 * i)) for i, line in enumerate(lines))
 
 
 def cri_line(line: str, when: datetime) -> str:
