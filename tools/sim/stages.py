@@ -20,7 +20,7 @@ CRASH = (1, "Error", "simulated training crash after a checkpoint")
 CRASH_POD_ANNOTATION = "sim.cre.certification/crash"
 # A broken GPU takes a moment to kill the process (less than a pod's run, so the fault always wins): long
 # enough for the health agent's quarantine to be seen by a node-health monitor while the Job still runs.
-FAULT_DELAY_MS = {"hardware": 600, "workload": 0, "stall": 24 * 3600 * 1000}
+FAULT_DELAY_MS = {"hardware": 800, "workload": 0, "stall": 24 * 3600 * 1000}
 
 _FAILED_STATUS = """\
 {{ $now := Now }}
