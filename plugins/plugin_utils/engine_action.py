@@ -18,6 +18,11 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.api.error
 from ansible_collections.cre.certification.plugins.module_utils.kube.client import MissingLibrary
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import ApiException
 
+try:
+    from kubernetes.config.config_exception import ConfigException
+except ImportError:  # api_client reports the missing library
+    ConfigException = None  # type: ignore[assignment,misc]
+
 display = Display()
 
 
@@ -34,6 +39,9 @@ def failure(exc: Exception) -> dict[str, Any] | None:
         return {"failed": True, "reason": exc.reason, "msg": exc.message}
     if isinstance(exc, (InputError, DriverError, Abandoned, MissingLibrary)):
         return {"failed": True, "msg": str(exc)}
+    if ConfigException is not None and isinstance(exc, ConfigException):
+        return {"failed": True, "msg": f"connecting to the cluster: {exc}; set kubeconfig/context (or the "
+                                       "K8S_AUTH_* variables) to a cluster this controller can reach"}
     if ApiException is not None and isinstance(exc, ApiException):
         return {"failed": True, "msg": f"API error {exc.status} {exc.reason}: {status_message(exc)}"}
     return None
