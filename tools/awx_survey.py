@@ -32,6 +32,7 @@ QUESTIONS: dict[str, list[tuple[str, str]]] = {
         ("certify_gang_scheduler_queue_label_key", "Queue label key"),
         ("certify_timeout", "Timeout (seconds)"),
         ("certify_poll_interval", "Poll interval (seconds)"),
+        ("certify_heartbeat", "Heartbeat (seconds)"),
     ],
     "results": [
         ("results_fail_on_failure", "Fail the job on a FAILED result"),

@@ -6,7 +6,9 @@ server does not answer. Then job slicing: two jobs over --limit subsets, merged 
 from __future__ import annotations
 
 import base64
+import gzip
 import json
+import os
 import shutil
 import socket
 from collections.abc import Iterator
@@ -17,17 +19,20 @@ from typing import Any
 import ansible_runner
 import pytest
 import yaml
+from kubernetes import client
 
 from tests.ansible_run import ROOT
-from tests.awx_credentials import KUBECONFIG, inject
+from tests.awx_credentials import BEARER_TOKEN, KUBECONFIG, inject
 
 from .conftest import Sim, own_sim
 
 SURVEY = json.loads((ROOT / "awx" / "survey.json").read_text())
 CATEGORY = "communication/nccl-all-reduce"
 LIVE = ("east", "west")
-# Where an execution environment keeps its collections: this checkout (linked by make setup) and kubernetes.core.
-COLLECTIONS = f"{ROOT / '.collections'}:{ROOT / '.venv/lib/python3.11/site-packages'}"
+# What the execution environment brings: its ansible-playbook first on PATH, and its collections (this checkout,
+# linked by make setup, and kubernetes.core).
+EXECUTION_ENVIRONMENT = {"PATH": f"{ROOT / '.venv/bin'}:{os.environ['PATH']}", "ANSIBLE_NOCOLOR": "1",
+                         "ANSIBLE_COLLECTIONS_PATH": f"{ROOT / '.collections'}:{ROOT / '.venv/lib/python3.11/site-packages'}"}
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +84,7 @@ def private_data_dir(root: Path, kubeconfig: str, extravars: dict[str, Any]) -> 
     root.mkdir(parents=True)
     shutil.copytree(ROOT / "playbooks", root / "project" / "playbooks")
     env = inject(KUBECONFIG, {"kubeconfig": kubeconfig}, root)
-    (root / "env" / "envvars").write_text(json.dumps({**env, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS,
-                                                      "ANSIBLE_NOCOLOR": "1"}))
+    (root / "env" / "envvars").write_text(json.dumps({**env, **EXECUTION_ENVIRONMENT}))
     (root / "env" / "extravars").write_text(json.dumps(extravars))
     hosts = {name: {"k8s_context": f"gpu-{name}"} for name in (*LIVE, "dead")}
     (root / "inventory").mkdir()
@@ -91,8 +95,8 @@ def private_data_dir(root: Path, kubeconfig: str, extravars: dict[str, Any]) -> 
 
 
 def run(pdd: Path, playbook: str, ident: str, **kwargs: Any) -> ansible_runner.Runner:
-    return ansible_runner.run(private_data_dir=str(pdd), playbook=playbook, ident=ident, quiet=True,
-                              binary=str(ROOT / ".venv/bin/ansible-playbook"), timeout=900, **kwargs)
+    return ansible_runner.run(private_data_dir=str(pdd), playbook=playbook, ident=ident, quiet=True, timeout=900,
+                              **kwargs)
 
 
 def artifact_data(runner: ansible_runner.Runner) -> dict[str, Any]:
@@ -123,10 +127,13 @@ def test_awx_job_certifies_the_live_clusters_and_reports_the_dead_one(clusters: 
         report = json.loads((reports / name / "report.json").read_text())
         assert report["result"] == "PASSED", report
         assert {n["name"] for n in report["nodeResults"]} == {f"gpu-node-{i:03d}" for i in range(4)}
-        assert runner.stats["failures"].get(name) is None
-    # The dead cluster stopped only itself, with one line naming the connection it could not make.
-    (message,) = failures(runner, "dead")
-    assert "\n" not in message and "Connection refused" in message, message
+        # The report survives the job's container: the snapshot in the cluster holds the same report.
+        snapshot = client.CoreV1Api(clusters[name].api).read_namespaced_config_map("awx-acceptance-report", "nvcre")
+        assert json.loads(gzip.decompress(base64.b64decode(snapshot.binary_data["report.json.gz"]))) == report
+    # The dead cluster stopped only itself; the job fails on it with one line naming the connection it could not make.
+    assert runner.stats["failures"] == {"dead": 1}
+    message = failures(runner, "dead")[-1]
+    assert message.startswith("Cluster dead: ") and "Connection refused" in message and "\n" not in message, message
     assert "Traceback" not in runner.stdout.read()
     stats = artifact_data(runner)
     assert set(stats["certify_results"]) == set(LIVE)
@@ -140,12 +147,13 @@ def test_awx_job_certifies_the_live_clusters_and_reports_the_dead_one(clusters: 
 
 def test_job_slices_merge_into_one_fleet_report(clusters: dict[str, Sim], tmp_path: Path) -> None:
     """AWX's job slicing runs one job per --limit subset, each in its own container; the fleet report step then
-    reads each slice's report dir (kept on a shared volume) and writes one fleet report over all of them."""
+    reads each slice's report dir (kept on a shared volume) and writes one fleet report over all of them. The
+    slices continue the Certification of the test above when it ran (a finished one is only reported again)."""
     kubeconfig = fleet_kubeconfig(clusters)
     slices = {"slice-1": "east,dead", "slice-2": "west"}
     dirs = []
     for ident, limit in slices.items():
-        pdd = private_data_dir(tmp_path / ident, kubeconfig, survey_answers("awx-sliced"))
+        pdd = private_data_dir(tmp_path / ident, kubeconfig, survey_answers("awx-acceptance"))
         runner = run(pdd, "playbooks/certify.yml", ident, limit=limit)
         assert runner.rc != 0 if "dead" in limit else runner.rc == 0, runner.stdout.read()[-4000:]
         assert set(fleet_rows(pdd / "project" / "cre-reports")) == set(limit.split(","))
@@ -159,3 +167,25 @@ def test_job_slices_merge_into_one_fleet_report(clusters: dict[str, Sim], tmp_pa
     assert {name: rows[name]["verdict"] for name in LIVE} == dict.fromkeys(LIVE, "PASSED")
     assert_dead_reported(rows["dead"])
     assert artifact_data(runner)["cre_fleet"]["result"] == "FAILED"
+
+
+def test_bearer_token_credential_reaches_the_cluster(clusters: dict[str, Sim], tmp_path: Path) -> None:
+    """The bearer-token credential type as AWX injects it (host, a ServiceAccount token, the CA as a file): this
+    collection's modules reach the cluster with nothing else (no kubeconfig at all)."""
+    sim, core = clusters["east"], client.CoreV1Api(clusters["east"].api)
+    core.create_namespaced_service_account("default", {"metadata": {"name": "awx-certifier"}})
+    client.RbacAuthorizationV1Api(sim.api).create_cluster_role_binding({
+        "metadata": {"name": "awx-certifier"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"kind": "ServiceAccount", "name": "awx-certifier", "namespace": "default"}]})
+    token = core.create_namespaced_service_account_token("awx-certifier", "default", {"spec": {}}).status.token
+    cluster = yaml.safe_load(sim.kubeconfig.read_text())["clusters"][0]["cluster"]
+    env = inject(BEARER_TOKEN, {"host": cluster["server"], "bearer_token": token, "verify_ssl": True,
+                                "ssl_ca_cert": Path(cluster["certificate-authority"]).read_text()}, tmp_path)
+    (tmp_path / "env" / "envvars").write_text(json.dumps({**env, **EXECUTION_ENVIRONMENT,
+                                                          "KUBECONFIG": str(tmp_path / "none")}))
+    runner = ansible_runner.run(private_data_dir=str(tmp_path), host_pattern="localhost", ident="adhoc", quiet=True,
+                                module="cre.certification.cluster_info", timeout=120)
+    assert runner.rc == 0, runner.stdout.read()[-3000:]
+    (result,) = [e["event_data"]["res"] for e in runner.events if e["event"] == "runner_on_ok"]
+    assert [n["name"] for n in result["nodes"]] == [f"gpu-node-{i:03d}" for i in range(4)]
