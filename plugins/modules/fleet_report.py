@@ -10,8 +10,8 @@ module: fleet_report
 short_description: One report over every cluster of a fleet (JSON, Markdown, HTML)
 version_added: 0.1.0
 description:
-  - Reads the per-host folders under each O(report_dir) (the C(cre_report_dir) of C(playbooks/certify.yml)):
-    a folder holding C(report.json) (the cluster's C(CertReport)) or C(status.json) (what the play recorded: when
+  - Reads the per-host folders under each O(report_dir) (the C(cre_report_dir) of C(playbooks/certify.yml)). A
+    folder holding C(report.json) (the cluster's C(CertReport)) or C(status.json) (what the play recorded, when
     the host ran, whether it hit its timeout, or the error that stopped it) is one inventory host.
   - Writes C(fleet.json), C(fleet.md) and C(fleet.html) into O(dest) with a row per host (verdict, categories,
     failed nodes with reasons, duration, or the error that stopped it, classified as C(unreachable),

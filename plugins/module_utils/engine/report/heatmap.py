@@ -13,6 +13,7 @@ CELL, GAP, LABEL_WIDTH, TOP = 22, 3, 150, 22
 # Low to high: red, amber, green (a diverging scale reads "worse / better" without a legend lookup).
 STOPS = ((0.0, (215, 48, 39)), (0.5, (254, 224, 139)), (1.0, (26, 152, 80)))
 NO_FIGURE = "#c8c8c8"
+SINGLE_NODE_ROW = "one-node groups"
 
 
 def colour(value: float, low: float, high: float) -> str:
@@ -28,15 +29,19 @@ def colour(value: float, low: float, high: float) -> str:
 
 def rows(category: dict) -> tuple[str, dict[str, list[tuple[str, dict | None]]]]:
     """("rack" or "group", row label -> [(node, its group's bandwidth entry or None)]) for the nodes of measured
-    or failed groups."""
+    or failed groups. Without topology a row is a group; one-node groups (per-node Jobs) share one row."""
     figures = {entry["groupName"]: entry for entry in category.get("groupBandwidth") or []}
     verdicts = category.get("nodes") or {}
     members = [(node, v) for node, v in verdicts.items() if v.get("group") in figures or v.get("status") == "Failed"]
     by_rack = all(v.get("rack") for _node, v in members)
+    sizes: dict[str, int] = {}
+    for _node, verdict in members:
+        sizes[verdict.get("group", "")] = sizes.get(verdict.get("group", ""), 0) + 1
     out: dict[str, list[tuple[str, dict | None]]] = {}
     for node, verdict in sorted(members, key=lambda item: natural(item[0])):
-        key = verdict["rack"] if by_rack else (verdict.get("group") or "-")
-        out.setdefault(key, []).append((node, figures.get(verdict.get("group", ""))))
+        group = verdict.get("group", "")
+        key = verdict["rack"] if by_rack else (group if sizes[group] > 1 else SINGLE_NODE_ROW)
+        out.setdefault(key, []).append((node, figures.get(group)))
     return ("rack" if by_rack else "group"), dict(sorted(out.items(), key=lambda item: natural(item[0])))
 
 
