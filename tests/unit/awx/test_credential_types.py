@@ -101,8 +101,8 @@ def test_bearer_token_reaches_the_client(tmp_path: Path, monkeypatch: pytest.Mon
         ("https://gpu-east:6443", {"authorization": "Bearer sa-token"}, True, str(ca))
 
 
-def test_bearer_token_without_ca_uses_the_system_cas_and_may_skip_verification(tmp_path: Path,
-                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bearer_token_without_ca_uses_the_system_cas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No CA and no verify_ssl input: AWX injects an empty CA path and False (a boolean the credential omits)."""
     env = inject(BEARER_TOKEN, {"host": "https://gpu-east:6443", "bearer_token": "sa-token"}, tmp_path)
     assert env["K8S_AUTH_SSL_CA_CERT"] == "" and env["K8S_AUTH_VERIFY_SSL"] == "False"
     config = configuration(monkeypatch, env)
