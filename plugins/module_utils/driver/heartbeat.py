@@ -7,11 +7,14 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from ..engine.api.objects import go_duration, parse_time
+from ..engine.api.objects import go_duration, parse_time, terminal
 
 
 def heartbeat_line(prefix: str, wf: dict[str, Any], now: datetime, elapsed: float) -> str:
-    """`ns/name: still running after 5m0s, 2/6 groups running, longest-running Job <job> (4m10s)`."""
+    """`ns/name: still running after 5m0s, 2/6 groups running, longest-running Job <job> (4m10s)`; once the
+    Workflow is terminal the run only waits for its last measurements."""
+    if phase := terminal(wf):
+        return f"{prefix}: {phase}, waiting for the final measurements after {go_duration(int(elapsed))}"
     groups = ((wf.get("status") or {}).get("orchestration") or {}).get("groups") or []
     running = [g for g in groups if g.get("phase") == "Running"]
     line = f"{prefix}: still running after {go_duration(int(elapsed))}, {len(running)}/{len(groups)} groups running"

@@ -16,6 +16,8 @@ def test_line() -> None:
     assert heartbeat_line("nvcre/wf", WF, now, 305.7) == (
         "nvcre/wf: still running after 5m5s, 2/3 groups running, longest-running Job wf-group-1-iter-1 (4m10s)")
     assert heartbeat_line("nvcre/wf", {}, now, 2) == "nvcre/wf: still running after 2s, 0/0 groups running"
+    done = {"status": {"conditions": [{"type": "Succeeded", "status": "True"}]}}
+    assert heartbeat_line("nvcre/wf", done, now, 61) == "nvcre/wf: Succeeded, waiting for the final measurements after 1m1s"
 
 
 def test_beats_only_after_a_quiet_interval() -> None:

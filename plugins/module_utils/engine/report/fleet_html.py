@@ -40,4 +40,3 @@ def fleet_html(fleet: Obj, reports: dict[str, Obj]) -> str:
     body = (f"<h1>{esc(fleet['title'])}</h1>\n<p>Fleet: {verdict(fleet['result'])} &nbsp; {fleet['hosts']} clusters"
             f"{' (' + esc(counts) + ')' if counts else ''}</p>\n{fleet_rows(fleet, reports)}\n{sections}")
     return page(fleet["title"], body)
-

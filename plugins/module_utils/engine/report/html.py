@@ -97,8 +97,8 @@ def failed_nodes(report: dict) -> str:
     entries = report.get("failedNodes") or []
     if not entries:
         return '<p class="none">Failed nodes: none.</p>'
-    return table(["Node", "Reason", "Message"], [[td(e["name"]), td(e.get("reason")), td(e.get("message"))]
-                                                  for e in entries], "failed-nodes")
+    rows = [[td(e["name"]), td(e.get("reason")), td(e.get("message"))] for e in entries]
+    return table(["Node", "Reason", "Message"], rows, "failed-nodes")
 
 
 def bandwidth_table(category: dict) -> str:
