@@ -6,9 +6,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LINK := .collections/ansible_collections/cre/certification
 
-.PHONY: setup sim-build test unit integration molecule sanity lint typecheck demo bench clean
+.PHONY: setup chromium sim-build test unit integration molecule sanity lint typecheck demo bench clean
 
-setup: $(STAMP) $(LINK)
+setup: $(STAMP) $(LINK) chromium
+
+# Debian's chromium opens the HTML reports in the browser tests (headless); installed once, quietly.
+chromium:
+	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)

@@ -4,10 +4,11 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.cre.certification.plugins.module_utils.driver.results import results
+from ansible_collections.cre.certification.plugins.module_utils.engine.report.textbox import summary_box
 from ansible_collections.cre.certification.plugins.module_utils.kube.client import api_client
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube
 from ansible_collections.cre.certification.plugins.modules.certification_results import SPEC
-from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction
+from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction, display
 
 
 class ActionModule(EngineAction):
@@ -15,4 +16,6 @@ class ActionModule(EngineAction):
     _supports_check_mode = True
 
     def execute(self, args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
-        return results(Kube(api_client(args)), args, bool(self._task.check_mode))
+        out = results(Kube(api_client(args)), args, bool(self._task.check_mode))
+        display.display(summary_box(out["report"], self.host))  # one call: boxes of parallel hosts never interleave
+        return out

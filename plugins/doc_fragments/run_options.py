@@ -19,4 +19,10 @@ options:
       - Seconds between observations while nothing changes. Must be greater than 0.
     type: float
     default: 2.0
+  heartbeat:
+    description:
+      - Seconds without a progress line after which a heartbeat line is printed - the time elapsed, the groups
+        running and the longest-running Job. Must be greater than 0.
+    type: float
+    default: 300
 """

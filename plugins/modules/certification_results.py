@@ -7,7 +7,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: certification_results
-short_description: The certification report of a Certification or a Workflow (JSON, JUnit XML, Markdown)
+short_description: The certification report of a Certification or a Workflow (JSON, JUnit XML, Markdown, HTML)
 version_added: 0.1.0
 description:
   - Reads a C(Certification) (its categories' Workflows) or a single C(Workflow), their node-result ConfigMaps
@@ -15,9 +15,19 @@ description:
     C(GoodputMeasurement)), and builds the report C(nvcrectl) prints (C(CertReport)), with C(result) C(PASSED),
     C(FAILED), C(RUNNING) or C(INCOMPLETE) (passed, but nodes were excluded).
   - Bandwidth and goodput figures come only from final measurements (C(Complete) with reason C(JobSucceeded)).
-  - With O(dest), writes C(report.json), C(junit.xml) (one test case per node per category) and C(report.md) into
-    that directory on the controller. C(changed) is true only when a file's content changed.
-  - Runs on the controller. Reads only from the cluster.
+  - With O(dest), writes C(report.json), C(junit.xml) (one test case per node per category), C(report.md) and
+    C(report.html) (self-contained - verdict, categories, node x category matrix, failed nodes with reasons,
+    figures and the group bandwidth heat map) into that directory on the controller.
+  - Keeps a Certification's report in the cluster, as NVCRE's report snapshot - a ConfigMap
+    C(<certification>-report) owned by the Certification (it goes with it), labelled
+    C(nvcre.nvidia.com/certification=<certification>), holding C(report.json.gz) (binaryData, gzip of
+    C(report.json)) with its sha256 in the annotation C(nvcre.nvidia.com/report-sha256). A report over NVCRE's
+    limits (8 MiB, 512 KiB gzipped) is not kept (warning C(PayloadTooLarge)); a ConfigMap of that name the
+    Certification does not own is left alone (warning).
+  - With O(from_snapshot), or when every Workflow of the Certification is gone, the report comes from that
+    snapshot, so the files can be written again when the controller that ran was a throwaway container.
+  - C(changed) is true only when a file's content or the snapshot changed.
+  - Runs on the controller. Writes only the snapshot to the cluster.
 author:
   - cre.certification developers (@cre-certification)
 extends_documentation_fragment:
@@ -39,12 +49,19 @@ options:
     default: default
   dest:
     description:
-      - Directory on the controller for C(report.json), C(junit.xml) and C(report.md); created if missing.
+      - Directory on the controller for C(report.json), C(junit.xml), C(report.md) and C(report.html); created if
+        missing.
     type: path
+  from_snapshot:
+    description:
+      - Build nothing; write the report the Certification's snapshot holds (fails when it has none). Only with
+        O(certification).
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full
-    details: Reports whether the files would change and writes nothing.
+    details: Reports whether the files or the snapshot would change and writes nothing.
   diff_mode:
     support: none
   idempotent:
@@ -84,6 +101,16 @@ summary:
   returned: success
   type: dict
   sample: {name: gpu-cert, result: PASSED, categories_passed: 1, categories_total: 1, failed_nodes: [], categories: []}
+source:
+  description: Where the report came from - C(cluster) (built from the Workflows) or C(snapshot).
+  returned: success
+  type: str
+  sample: cluster
+snapshot:
+  description: Name of the Certification's report snapshot ConfigMap.
+  returned: with O(certification)
+  type: str
+  sample: gpu-cert-report
 files:
   description: The report files under O(dest) (written, or already up to date).
   returned: when O(dest) is set
@@ -103,6 +130,7 @@ SPEC = {
         "workflow": {"type": "str"},
         "namespace": {"type": "str", "default": "default"},
         "dest": {"type": "path"},
+        "from_snapshot": {"type": "bool", "default": False},
     },
     "mutually_exclusive": [["certification", "workflow"]],
     "required_one_of": [["certification", "workflow"]],

@@ -54,6 +54,7 @@ class EngineAction(ActionBase):
     TRANSFERS_FILES = False
     SPEC: dict[str, Any] = {}
     progress_of: Any = None
+    host = ""  # the inventory host the task runs for: progress lines name it (several clusters run at once)
 
     @abstractmethod
     def execute(self, args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
@@ -61,6 +62,7 @@ class EngineAction(ActionBase):
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
+        self.host = str((task_vars or {}).get("inventory_hostname", ""))
         try:
             _validation, args = self.validate_argument_spec(**self.SPEC)
         except AnsibleActionFail as exc:
@@ -74,8 +76,13 @@ class EngineAction(ActionBase):
             result.update(failed, changed=bool(getattr(self.progress_of, "changed", False)))
         return result
 
+    def show(self, line: str) -> None:
+        """A progress line, prefixed with the inventory host."""
+        display.display(f"[{self.host}] {line}" if self.host else line)
+
     def run_options(self, args: dict[str, Any]) -> RunOptions:
-        """The shared run options (timeout, poll_interval) with this task's check mode and Ansible's display."""
-        return RunOptions(timeout=args["timeout"], poll_interval=args["poll_interval"],
-                          check_mode=bool(self._task.check_mode), progress=display.display, trace=display.v,
+        """The shared run options (timeout, poll_interval, heartbeat) with this task's check mode and Ansible's
+        display."""
+        return RunOptions(timeout=args["timeout"], poll_interval=args["poll_interval"], heartbeat=args["heartbeat"],
+                          check_mode=bool(self._task.check_mode), progress=self.show, trace=display.v,
                           alive=caller_alive(), warn=display.warning)

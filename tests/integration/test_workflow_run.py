@@ -44,7 +44,7 @@ def test_pinned_twelve_nodes_six_jobs_each_on_its_two_nodes(e2e: Sim) -> None:
     assert result["condition"] == {"type": "Succeeded", "reason": "JobCompleted",
                                    "message": "All 1 iterations completed successfully"}
     # Progress reached the user while the task ran, ending with the verdict.
-    assert result["_progress"][0].startswith(f"{ns}/nccl-test: iteration 1/1, groups 6 pending")
+    assert result["_progress"][0].startswith(f"[localhost] {ns}/nccl-test: iteration 1/1, groups 6 pending")
     assert "6 succeeded, 0 failed -> Succeeded (JobCompleted)" in result["_progress"][-1]
     jobs = {j["metadata"]["name"]: j for j in items(e2e, ns, NVCRE, "jobs")}
     assert sorted(jobs) == [f"nccl-test-group-{i}-iter-1" for i in range(6)]

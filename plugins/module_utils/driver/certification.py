@@ -111,7 +111,8 @@ class CertificationRun:
                 continue
             driven = run_workflow(self.kube, self.namespace, step.drive, timeout=max(deadline - time.monotonic(), 1),
                                   poll_interval=options.poll_interval, progress=options.progress,
-                                  trace=options.trace, alive=options.alive, warn=options.warn)
+                                  trace=options.trace, alive=options.alive, heartbeat=options.heartbeat,
+                                  warn=options.warn)
             self.changed |= bool(driven.get("changed"))
             timed_out = bool(driven.get("timed_out"))
 

@@ -10,6 +10,7 @@ from ..engine.api.errors import InputError
 RUN_OPTIONS_SPEC = {
     "timeout": {"type": "float", "default": 86400},
     "poll_interval": {"type": "float", "default": 2.0},
+    "heartbeat": {"type": "float", "default": 300},
 }
 
 
@@ -21,6 +22,7 @@ def _quiet(line: str) -> None:
 class RunOptions:
     timeout: float
     poll_interval: float = 2.0
+    heartbeat: float = 300  # seconds without a progress line before a heartbeat line
     check_mode: bool = False
     progress: Callable[[str], None] = _quiet
     trace: Callable[[str], None] | None = None
@@ -32,3 +34,5 @@ class RunOptions:
             raise InputError("timeout", "must be greater than 0")
         if self.poll_interval <= 0:
             raise InputError("poll_interval", "must be greater than 0")
+        if self.heartbeat <= 0:
+            raise InputError("heartbeat", "must be greater than 0")

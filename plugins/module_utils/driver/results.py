@@ -8,14 +8,15 @@ from typing import Any
 
 from ..engine.api.actions import Ref
 from ..engine.api.errors import InputError
+from ..engine.api.objects import owned_by
 from ..engine.api.vocabulary import API_VERSION, CERTIFICATION, JOB, LABEL_DOMAIN, LABEL_VARIANT, LABEL_WORKFLOW, WORKFLOW
 from ..engine.plan import category_build
 from ..engine.reconcile import node_results
-from ..engine.report import certreport
-from ..kube.rest import Kube
+from ..engine.report import certreport, html, snapshot
+from ..kube.rest import ApiException, Kube
 from .measurements import list_measurements
 
-FILES = ("report.json", "junit.xml", "report.md")
+FILES = ("report.json", "junit.xml", "report.md", "report.html")
 
 Obj = dict[str, Any]
 
@@ -53,9 +54,51 @@ def certification_data(kube: Kube, cert: Obj) -> list[Obj]:
     return out
 
 
+def report_json(built: Obj) -> str:
+    return json.dumps(built, indent=2, sort_keys=True) + "\n"
+
+
 def render_files(built: Obj) -> dict[str, str]:
-    return {"report.json": json.dumps(built, indent=2, sort_keys=True) + "\n",
-            "junit.xml": certreport.junit_xml(built), "report.md": certreport.markdown(built)}
+    return {"report.json": report_json(built), "junit.xml": certreport.junit_xml(built),
+            "report.md": certreport.markdown(built), "report.html": html.report_html(built)}
+
+
+def store_snapshot(kube: Kube, cert: Obj, text: str, check_mode: bool) -> tuple[bool, str]:
+    """Keep report.json in the Certification's snapshot ConfigMap: (changed, warning). A namesake that is not
+    the Certification's is left alone, and a report over NVCRE's limits is not kept (the files still are)."""
+    packed = snapshot.compress(text)
+    ref = Ref("v1", "ConfigMap", cert["metadata"].get("namespace") or "default", snapshot.name(cert["metadata"]["name"]))
+    if problem := snapshot.too_large(text, packed):
+        return False, f"report snapshot {ref.namespace}/{ref.name} not kept: {problem}"
+    desired = snapshot.configmap(cert, text, packed)
+    live = kube.get(ref)
+    if live is not None and not owned_by(live, cert["metadata"]["uid"]):
+        return False, (f"report snapshot not kept: ConfigMap {ref.namespace}/{ref.name} exists and is not owned by "
+                       f"Certification {cert['metadata']['name']}; rename or delete that ConfigMap")
+    if live is not None and snapshot.same(live, desired):
+        return False, ""
+    if not check_mode:
+        if live is None:
+            try:
+                kube.create(desired)
+            except ApiException as exc:
+                if exc.status != 409:
+                    raise
+                return store_snapshot(kube, cert, text, check_mode)  # created meanwhile: compare with it
+        else:
+            desired["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"]
+            kube.replace(desired)
+    return True, ""
+
+
+def from_snapshot(kube: Kube, cert: Obj) -> Obj | None:
+    """The report kept in the Certification's snapshot, None when there is none."""
+    ref = Ref("v1", "ConfigMap", cert["metadata"].get("namespace") or "default", snapshot.name(cert["metadata"]["name"]))
+    cm = kube.get(ref)
+    if cm is None or not owned_by(cm, cert["metadata"]["uid"]):
+        return None
+    built: Obj = json.loads(snapshot.report_text(cm))
+    return built
 
 
 def write_files(dest: str, contents: dict[str, str], check_mode: bool) -> bool:
@@ -80,13 +123,29 @@ def write_files(dest: str, contents: dict[str, str], check_mode: bool) -> bool:
 def results(kube: Kube, args: Obj, check_mode: bool) -> Obj:
     """The report of a Certification (`args["certification"]`) or of one Workflow, and its files under `dest`."""
     namespace = args["namespace"]
+    source, snapshot_changed, warnings = "cluster", False, []
     if args["certification"]:
         cert = kube.get(Ref(API_VERSION, CERTIFICATION, namespace, args["certification"]))
         if cert is None:
             raise InputError("certification", f'Certification "{args["certification"]}" not found in namespace '
                                               f'"{namespace}"')
-        built = certreport.build_report(args["certification"], certification_data(kube, cert))
+        data = [] if args["from_snapshot"] else certification_data(kube, cert)
+        # Asked for, or every Workflow is gone (deleted after the run): the report the last run kept.
+        kept = from_snapshot(kube, cert) if args["from_snapshot"] or not any(c["workflow"] for c in data) else None
+        if kept is not None:
+            built, source = kept, "snapshot"
+        elif args["from_snapshot"]:
+            raise InputError("from_snapshot", f"Certification {namespace}/{args['certification']} has no report "
+                                              f"snapshot (ConfigMap {snapshot.name(args['certification'])}): run "
+                                              "certification_results without from_snapshot to build one")
+        else:
+            built = certreport.build_report(args["certification"], data)
+            snapshot_changed, warning = store_snapshot(kube, cert, report_json(built), check_mode)
+            warnings += [warning] if warning else []
     else:
+        if args["from_snapshot"]:
+            raise InputError("from_snapshot", "only a Certification's report is kept in the cluster; give "
+                                              "certification instead of workflow")
         workflow = kube.get(Ref(API_VERSION, WORKFLOW, namespace, args["workflow"]))
         if workflow is None:
             raise InputError("workflow", f'Workflow "{args["workflow"]}" not found in namespace "{namespace}"')
@@ -94,8 +153,13 @@ def results(kube: Kube, args: Obj, check_mode: bool) -> Obj:
         # A Workflow outside a Certification is its own category: `workflow/<name>`.
         category = {"domain": labels.get(LABEL_DOMAIN, "workflow"), "variant": labels.get(LABEL_VARIANT, args["workflow"])}
         built = certreport.build_report(args["workflow"], [category_data(kube, namespace, category, workflow)])
-    out: Obj = {"changed": False, "result": built["result"], "report": built, "summary": certreport.summary(built)}
+    out: Obj = {"changed": snapshot_changed, "result": built["result"], "report": built, "source": source,
+                "summary": certreport.summary(built)}
+    if args["certification"]:
+        out["snapshot"] = snapshot.name(args["certification"])
+    if warnings:
+        out["warnings"] = warnings
     if args["dest"]:
-        out["changed"] = write_files(args["dest"], render_files(built), check_mode)
+        out["changed"] |= write_files(args["dest"], render_files(built), check_mode)
         out["files"] = [os.path.join(args["dest"], name) for name in FILES]
     return out

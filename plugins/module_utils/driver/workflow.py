@@ -35,6 +35,7 @@ from ..engine.reconcile.world import JobWorld, WorkflowWorld
 from ..kube.rest import ApiException, Kube
 from . import execute, measurements
 from .errors import DriverError
+from .heartbeat import Heartbeat, heartbeat_line
 
 # A resident controller's leader-election lease: a name like these, renewed within this window.
 LEASE_HINTS = ("nvcre", "cluster-readiness-engine")
@@ -96,9 +97,10 @@ class Driver:
 
     def __init__(self, kube: Kube, namespace: str, name: str, progress: Progress | None = None,
                  trace: Progress | None = None, alive: Callable[[], bool] | None = None,
-                 warn: Progress | None = None) -> None:
+                 heartbeat: float = 300, warn: Progress | None = None) -> None:
         self.kube, self.namespace, self.name = kube, namespace, name
-        self.progress = progress or (lambda line: None)
+        self.heartbeat = Heartbeat(progress or (lambda line: None), heartbeat)
+        self.progress = self.heartbeat.show
         self.warn = warn or self.progress
         self.trace = trace
         self.alive = alive
@@ -222,6 +224,8 @@ class Driver:
             wf = self.workflow()
             counts = _counts(wf)
             self._report(wf, counts, time.monotonic() - start)
+            self.heartbeat.beat(heartbeat_line(f"{self.namespace}/{self.name}", wf, datetime.now(UTC),
+                                               time.monotonic() - start))
             if terminal(wf) and wind_down is None:
                 wind_down = time.monotonic() + MEASUREMENT_WIND_DOWN.total_seconds()
             measuring = wind_down is not None and time.monotonic() < wind_down and measurements.waiting(
@@ -317,10 +321,11 @@ def _counts(wf: dict[str, Any]) -> dict[str, Any]:
 def run_workflow(kube: Kube, namespace: str, name: str, *, timeout: float, until_iteration: int | None = None,
                  poll_interval: float = 2.0, check_mode: bool = False, progress: Progress | None = None,
                  trace: Progress | None = None, alive: Callable[[], bool] | None = None,
-                 warn: Progress | None = None) -> dict[str, Any]:
+                 heartbeat: float = 300, warn: Progress | None = None) -> dict[str, Any]:
     """Drive one Workflow; the result is documented in docs/dev/driver.md. `alive` is asked before every
-    write: when it says no (the caller is gone), the driver stops with `execute.Abandoned`."""
-    driver = Driver(kube, namespace, name, progress, trace, alive, warn)
+    write: when it says no (the caller is gone), the driver stops with `execute.Abandoned`. `heartbeat`: seconds
+    without a progress line before a heartbeat line; `warn`: where warnings go (Ansible's display)."""
+    driver = Driver(kube, namespace, name, progress, trace, alive, heartbeat, warn)
     if check_mode:
         planned = driver.plan()
         if planned["failure"]:

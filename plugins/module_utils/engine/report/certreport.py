@@ -408,14 +408,14 @@ def junit_xml(report: dict) -> str:
             suite.set(attr, str(value))
             totals[attr] += value
         if cat["runtime"]:
-            suite.set("time", str(_seconds(cat["runtime"])))
+            suite.set("time", str(seconds(cat["runtime"])))
     for attr, value in totals.items():
         root.set(attr, str(value))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _seconds(duration: str) -> int:
+def seconds(duration: str) -> int:
     total = 0
     for amount, unit in re.findall(r"(\d+)([hms])", duration):
         total += int(amount) * {"h": 3600, "m": 60, "s": 1}[unit]
@@ -425,11 +425,11 @@ def _seconds(duration: str) -> int:
 # ------------------------------------------------------------------ Markdown
 
 
-def _cell(text: Any) -> str:
+def md_cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _size(size: int) -> str:
+def size_text(size: int) -> str:
     """Bytes in binary units, as NVCRE's bandwidth table prints them (`8 B`, `1 MB`, `16 GB`)."""
     for unit, scale in (("TB", 1 << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
         if size >= scale:
@@ -437,7 +437,7 @@ def _size(size: int) -> str:
     return f"{size} B"
 
 
-def _natural(name: str) -> list[Any]:
+def natural(name: str) -> list[Any]:
     """group-2 before group-10."""
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
@@ -457,9 +457,9 @@ def _group_rows(cat: dict) -> list[str]:
     members: dict[str, list[str]] = {}
     for node, verdict in cat["nodes"].items():
         members.setdefault(verdict["group"], []).append(node)
-    return [f"| {_cell(name)} | {_cell(', '.join(members.get(name, [])) or '-')} | "
-            f"{NODE_FAILED if row['failed'] else NODE_PASSED} | {_cell(row['reason'])} | "
-            f"{_cell('; '.join(row['figures']) or '-')} |" for name, row in sorted(rows.items(), key=lambda i: _natural(i[0]))]
+    return [f"| {md_cell(name)} | {md_cell(', '.join(members.get(name, [])) or '-')} | "
+            f"{NODE_FAILED if row['failed'] else NODE_PASSED} | {md_cell(row['reason'])} | "
+            f"{md_cell('; '.join(row['figures']) or '-')} |" for name, row in sorted(rows.items(), key=lambda i: natural(i[0]))]
 
 
 def _training_lines(domains: list[dict]) -> list[str]:
@@ -475,33 +475,33 @@ def markdown(report: dict) -> str:
     """Per category its facts, the bandwidth table, its groups with their figures, its nodes; then the Summary."""
     lines = [f"# {report['title']}: {report['name']}", "",
              "| Platform | GPU | Total Nodes | Excluded Nodes |", "|---|---|---|---|",
-             f"| {_cell(report['platform'] or '-')} | {_cell(report['gpu'] or '-')} | {report['totalNodes']} "
+             f"| {md_cell(report['platform'] or '-')} | {md_cell(report['gpu'] or '-')} | {report['totalNodes']} "
              f"| {len(report['excludedNodes'])} |", ""]
     if report["exclusionReason"]:
-        lines += [f"Excluded: {_cell(report['exclusionReason'])}", ""]
+        lines += [f"Excluded: {md_cell(report['exclusionReason'])}", ""]
     for cat in report["categories"]:
         lines += [f"## {cat['domain']}/{cat['variant']}", "", "| Field | Value |", "|---|---|",
-                  f"| Workflow | {_cell(cat['workflow'] or '-')} |", f"| Status | {cat['status']} |"]
+                  f"| Workflow | {md_cell(cat['workflow'] or '-')} |", f"| Status | {cat['status']} |"]
         if cat["failureReason"]:
-            lines.append(f"| Failure | {_cell(cat['failureReason'])} |")
+            lines.append(f"| Failure | {md_cell(cat['failureReason'])} |")
         lines += [f"| Duration | {cat['runtime'] or '-'} |", f"| Test Scale | {cat['testScale'] or '-'} |",
                   f"| Nodes/Job | {cat['nodesPerJob']} |", f"| Jobs | {cat['jobs']} |"]
         if cat["mnnvl"]:
             lines.append(f"| MNNVL | {cat['mnnvl']} |")
         if cat["transport"]:
-            lines.append(f"| Transport | {_cell(', '.join(cat['transport']))} |")
+            lines.append(f"| Transport | {md_cell(', '.join(cat['transport']))} |")
         lines += [*_training_lines(cat["domains"]), ""]
         if cat["bandwidth"]:
             lines += ["| Size | AlgBW | BusBW | Samples |", "|---|---|---|---|"]
-            lines += [f"| {_size(b['size'])} | {b['algBW']:.2f} GB/s | {b['busBW']:.2f} GB/s | {b['samples']} |"
+            lines += [f"| {size_text(b['size'])} | {b['algBW']:.2f} GB/s | {b['busBW']:.2f} GB/s | {b['samples']} |"
                       for b in cat["bandwidth"]]
             lines.append("")
         if groups := _group_rows(cat):
             lines += ["| Group | Nodes | Status | Reason | Measured |", "|---|---|---|---|---|", *groups, ""]
         if cat["nodes"]:
             lines += ["| Node | Group | Status | Reason | Message |", "|---|---|---|---|---|"]
-            lines += [f"| {_cell(n)} | {_cell(v['group'] or '-')} | {v['status']} | {_cell(v['reason'])} "
-                      f"| {_cell(v['message'])} |" for n, v in cat["nodes"].items()]
+            lines += [f"| {md_cell(n)} | {md_cell(v['group'] or '-')} | {v['status']} | {md_cell(v['reason'])} "
+                      f"| {md_cell(v['message'])} |" for n, v in cat["nodes"].items()]
             lines.append("")
     passed = sum(1 for c in report["categories"] if c["status"] == PHASE_SUCCEEDED)
     failed_nodes = [e["name"] for e in report["failedNodes"]]

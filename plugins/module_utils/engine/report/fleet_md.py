@@ -1,0 +1,65 @@
+"""fleet.md: the fleet table (a row per inventory host), then per cluster its node × category matrix and its group
+bandwidth by rack/clique (the heat map's figures, as text)."""
+from __future__ import annotations
+
+from typing import Any
+
+from .certreport import md_cell, natural
+from .fleet import ERROR
+from .heatmap import rows as heatmap_rows
+
+Obj = dict[str, Any]
+
+
+def fleet_table(fleet: Obj) -> list[str]:
+    lines = ["| Host | Verdict | Certification | Categories | Failed Nodes | Duration | Error |",
+             "|---|---|---|---|---|---|---|"]
+    for row in fleet["rows"]:
+        failed = "; ".join(f"{n['name']}: {n['reason']}" if n["reason"] else n["name"] for n in row["failedNodes"])
+        error = f"{row['error']['kind']}: {row['error']['message']}" if row["error"] else ""
+        categories = f"{row['categoriesPassed']}/{row['categoriesTotal']}" if row["verdict"] != ERROR else "-"
+        lines.append(f"| {md_cell(row['host'])} | {row['verdict']} | {md_cell(row['name'] or '-')} | {categories} "
+                     f"| {md_cell(failed or '-')} | {row['duration'] or '-'} | {md_cell(error or '-')} |")
+    return lines
+
+
+def matrix_lines(report: Obj) -> list[str]:
+    categories = report.get("categories") or []
+    nodes = sorted({n for c in categories for n in c.get("nodes") or {}}, key=natural)
+    if not nodes:
+        return []
+    keys = [f"{c['domain']}/{c['variant']}" for c in categories]
+    lines = [f"| Node | {' | '.join(md_cell(k) for k in keys)} |", "|---" * (len(keys) + 1) + "|"]
+    for node in nodes:
+        cells = [((c.get("nodes") or {}).get(node) or {}).get("status", "-") for c in categories]
+        lines.append(f"| {md_cell(node)} | {' | '.join(cells)} |")
+    return [*lines, ""]
+
+
+def bandwidth_lines(report: Obj) -> list[str]:
+    """Per category with group bandwidth: one line per rack/clique (or group) with each node's busBW."""
+    lines = []
+    for category in report.get("categories") or []:
+        if not category.get("groupBandwidth"):
+            continue
+        kind, table = heatmap_rows(category)
+        lines += [f"Group bandwidth of {category['domain']}/{category['variant']} (peak busBW, GB/s):", "",
+                  f"| {kind.capitalize()} | Nodes |", "|---|---|"]
+        for label, cells in table.items():
+            figures = ", ".join(f"{node} {entry['busBW']:.2f}" if entry else f"{node} -" for node, entry in cells)
+            lines.append(f"| {md_cell(label)} | {md_cell(figures)} |")
+        lines.append("")
+    return lines
+
+
+def fleet_markdown(fleet: Obj, reports: dict[str, Obj]) -> str:
+    """`reports`: host -> the CertReport its row shows (hosts stopped by an error have none)."""
+    lines = [f"# {fleet['title']}", "", f"Result: {fleet['result']} ({fleet['hosts']} clusters)", "",
+             *fleet_table(fleet), ""]
+    for row in fleet["rows"]:
+        report = reports.get(row["host"])
+        if report is None:
+            continue
+        lines += [f"## {md_cell(row['host'])}: {md_cell(report['name'])} ({report['result']})", "",
+                  *matrix_lines(report), *bandwidth_lines(report)]
+    return "\n".join(lines).rstrip("\n") + "\n"

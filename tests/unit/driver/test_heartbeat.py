@@ -1,0 +1,35 @@
+"""The heartbeat: a line after `interval` quiet seconds, naming elapsed time, running groups, the longest Job."""
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from ansible_collections.cre.certification.plugins.module_utils.driver.heartbeat import Heartbeat, heartbeat_line
+
+WF = {"status": {"orchestration": {"groups": [
+    {"name": "group-0", "phase": "Running", "jobName": "wf-group-0-iter-1", "startTime": "2026-12-01T10:01:00Z"},
+    {"name": "group-1", "phase": "Running", "jobName": "wf-group-1-iter-1", "startTime": "2026-12-01T10:00:00Z"},
+    {"name": "group-2", "phase": "Succeeded"}]}}}
+
+
+def test_line() -> None:
+    now = datetime(2026, 12, 1, 10, 4, 10, tzinfo=UTC)
+    assert heartbeat_line("nvcre/wf", WF, now, 305.7) == (
+        "nvcre/wf: still running after 5m5s, 2/3 groups running, longest-running Job wf-group-1-iter-1 (4m10s)")
+    assert heartbeat_line("nvcre/wf", {}, now, 2) == "nvcre/wf: still running after 2s, 0/0 groups running"
+    done = {"status": {"conditions": [{"type": "Succeeded", "status": "True"}]}}
+    assert heartbeat_line("nvcre/wf", done, now, 61) == "nvcre/wf: Succeeded, waiting for the final measurements after 1m1s"
+
+
+def test_beats_only_after_a_quiet_interval() -> None:
+    shown: list[str] = []
+    clock = [0.0]
+    beat = Heartbeat(shown.append, 300, lambda: clock[0])
+    clock[0] = 299
+    beat.beat("hb")
+    beat.show("progress")  # a progress line resets the interval
+    clock[0] = 598
+    beat.beat("hb")
+    clock[0] = 599
+    beat.beat("hb")
+    beat.beat("hb")
+    assert shown == ["progress", "hb"]
