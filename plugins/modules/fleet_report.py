@@ -112,6 +112,7 @@ files:
   returned: success
   type: list
   elements: str
+  sample: [cre-reports/fleet.json, cre-reports/fleet.md, cre-reports/fleet.html]
 """
 
 from ansible.module_utils.basic import AnsibleModule

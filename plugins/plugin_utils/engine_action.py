@@ -85,4 +85,4 @@ class EngineAction(ActionBase):
         display."""
         return RunOptions(timeout=args["timeout"], poll_interval=args["poll_interval"], heartbeat=args["heartbeat"],
                           check_mode=bool(self._task.check_mode), progress=self.show, trace=display.v,
-                          alive=caller_alive())
+                          alive=caller_alive(), warn=display.warning)
