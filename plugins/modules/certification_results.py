@@ -116,7 +116,8 @@ files:
   returned: when O(dest) is set
   type: list
   elements: str
-  sample: [cre-reports/gpu-a/report.json, cre-reports/gpu-a/junit.xml, cre-reports/gpu-a/report.md]
+  sample: [cre-reports/gpu-a/report.json, cre-reports/gpu-a/junit.xml, cre-reports/gpu-a/report.md,
+           cre-reports/gpu-a/report.html]
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -61,11 +61,12 @@ def test_every_module_returns_what_it_documents(sim, crds, namespace: str, tmp_p
         ("workflow_run", True): run("workflow_run", {**auth, "name": workflow, "namespace": namespace}, "--check"),
         ("workflow_run", False): run("workflow_run", {**auth, "name": workflow, "namespace": namespace}),
         ("certification_results", False): run("certification_results", {
-            **auth, "certification": "returns", "namespace": namespace, "dest": str(tmp_path)}),
+            **auth, "certification": "returns", "namespace": namespace, "dest": str(tmp_path / "east")}),
         ("workflow_render", False): run("workflow_render", {
             "definition": planned["plan"][0]["workflow"], "platform": "aws", "gpu_architecture": "gb200",
             "node_count": 4}),
     }
+    results[("fleet_report", False)] = run("fleet_report", {"report_dir": [str(tmp_path)]})  # the folder above
     spec = run("catalog_info", {"domain": "communication", "variant": "nccl-all-reduce",
                                 "options": {"gpuArchitecture": "gb200"}})
     assert spec["spec"]["jobTemplate"], "catalog_info built no WorkflowSpec"
