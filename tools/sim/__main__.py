@@ -16,7 +16,8 @@ FAULTS = """fault kinds (fault NODE --kind KIND):
   cordon    spec.unschedulable
   slow      every group with the node prints its bus bandwidth times --factor
   nvlink    GB200/GB300: multi-node groups with the node print times --factor while they run over MNNVL
-            (NCCL_MNNVL_ENABLE not 0); with NCCL_MNNVL_ENABLE=0 they print the network-only figure, healthy
+            (NCCL_MNNVL_ENABLE not 0, nodes of one clique); with NCCL_MNNVL_ENABLE=0 they print the
+            network-only figure and look healthy
   stall     Megatron lines stop after three
   crash     the training pod fails once, after its first checkpoint
   none      clears every fault of the node

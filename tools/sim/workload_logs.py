@@ -11,8 +11,9 @@ the largest message size; smaller sizes follow a saturation curve. Loopback runs
 Two faults only show in some groups, so that only diagnose's regrouping can localise them: a link fault
 between two topology domains (`--kind link --peer`) lowers the groups that have nodes in both, and an NVLink
 fault (`--kind nvlink`) lowers the multi-node groups of a GB200/GB300 node while they run over MNNVL, that is
-while their pods do not set `NCCL_MNNVL_ENABLE=0` (NCCL's default is on); with it off such groups print the
-GPU's network-only figure (`no_nvl_bus_gbps`) and the NVLink fault does not show.
+while their pods do not set `NCCL_MNNVL_ENABLE=0` (NCCL's default is on) and their nodes share one NVLink
+clique; otherwise such groups print the GPU's network-only figure (`no_nvl_bus_gbps`) and the NVLink fault does
+not show.
 """
 from __future__ import annotations
 
@@ -136,7 +137,8 @@ def peak_bus(gpu: profiles.Gpu, own: list[Obj], loopback: bool, mnnvl: str | Non
         return gpu.loopback_bus_gbps * min(factors)
     nominal = gpu.nominal_bus_gbps
     if gpu.no_nvl_bus_gbps:
-        if mnnvl == "0":
+        cliques = {((n.get("metadata") or {}).get("labels") or {}).get(profiles.CLIQUE_LABEL) for n in own}
+        if mnnvl == "0" or len(cliques) > 1:  # MNNVL off, or a group across NVLink domains: the network alone
             nominal = gpu.no_nvl_bus_gbps
         else:  # over NVLink: a node's NVLink fault shows
             factors += [float(_annotation(n, NVLINK_ANNOTATION) or 1.0) for n in own]

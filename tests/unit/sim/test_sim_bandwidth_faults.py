@@ -96,7 +96,15 @@ def test_link_fault_between_cliques_lowers_only_groups_across_them() -> None:
     link = [[profiles.CLIQUE_LABEL, CLIQUE0, CLIQUE1, 0.5]]
     on = ["-x", "NCCL_MNNVL_ENABLE=1"]
     assert peak(group(["gpu-node-000", "gpu-node-017"], on), nodes("aws-gb200", 36, link)) == 840.0
-    assert peak(group(["gpu-node-017", "gpu-node-018"], on), nodes("aws-gb200", 36, link)) == 420.0
+    # Across two cliques MNNVL cannot carry the traffic: the network figure, times the link's factor.
+    assert peak(group(["gpu-node-017", "gpu-node-018"], on), nodes("aws-gb200", 36, link)) == 200.0
+    assert peak(group(["gpu-node-017", "gpu-node-018"], on), nodes("aws-gb200", 36)) == 400.0
+
+
+def test_nvlink_fault_does_not_show_in_a_group_across_cliques() -> None:
+    marks = {"gpu-node-017": {workload_logs.NVLINK_ANNOTATION: "0.25"}}
+    pods = group(["gpu-node-017", "gpu-node-018"], ["-x", "NCCL_MNNVL_ENABLE=1"])
+    assert peak(pods, nodes("aws-gb200", 36, annotations=marks)) == 400.0
 
 
 NVLINK = {"gpu-node-005": {workload_logs.NVLINK_ANNOTATION: "0.25"}}
