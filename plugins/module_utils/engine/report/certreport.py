@@ -277,7 +277,7 @@ def category_report(category: dict) -> dict:
         report["failureCondition"] = failed_cond["reason"]
     if orchestration.get("diagnose"):
         report["diagnose"] = orchestration["diagnose"]
-        report["diagnoseRounds"] = _diagnose_rounds(groups)
+        report["diagnoseRounds"] = _diagnose_rounds(orchestration)
     report["nodes"] = _node_verdicts(category, records)
     return report
 
@@ -295,12 +295,19 @@ def _stage_of(group_name: str) -> str:
     return next((stage for prefix, stage in _STAGE_PREFIXES if group_name.startswith(prefix)), "")
 
 
-def _diagnose_rounds(groups: list[tuple[int, dict]]) -> list[dict]:
-    """Per round (iteration) of a diagnose run: its stage(s) as its groups' names tell, its groups and how many
-    of them passed and failed so far."""
+def _diagnose_rounds(orchestration: dict) -> list[dict]:
+    """The diagnose rounds the status still shows: any in iterationHistory, then the current groups, numbered
+    with diagnose's own round (the last one counted once complete, else the one running); for each its stage(s)
+    as its groups' names tell, its groups, and how many of them passed and failed so far."""
+    diagnose = orchestration.get("diagnose") or {}
+    done = int(diagnose.get("round") or 0)
+    current = done if diagnose.get("stage") == "complete" else done + 1
+    rounds = [(entry.get("iteration", 0), entry.get("groups") or []) for entry in orchestration.get("iterationHistory") or []]
+    rounds.append((current, orchestration.get("groups") or []))
     out = []
-    for number in sorted({at for at, _group in groups}):
-        members = [g for at, g in groups if at == number]
+    for number, members in rounds:
+        if not members:
+            continue
         stages = sorted({s for g in members if (s := _stage_of(g.get("name", "")))}, key=_STAGE_ORDER.index)
         out.append({"round": number, "stage": ", ".join(stages), "groups": [g.get("name", "") for g in members],
                     "passed": sum(1 for g in members if g.get("phase") == PHASE_SUCCEEDED),
