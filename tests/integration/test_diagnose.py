@@ -101,8 +101,8 @@ def test_two_faults_in_different_screening_groups_are_both_confirmed(h100: Sim, 
     inject(h100, faults, gpu_node_002="slow", gpu_node_013="workload")
     result = diagnose(h100, start(h100))
     assert result["condition"]["message"] == "Diagnosis complete: 2 faulty nodes confirmed"
-    assert [(f["name"], f["reason"]) for f in result["failed_nodes"]] == [("gpu-node-002", "ThresholdViolation"),
-                                                                         ("gpu-node-013", "WorkloadFailed")]
+    confirmed = [("gpu-node-002", "ThresholdViolation"), ("gpu-node-013", "WorkloadFailed")]
+    assert [(f["name"], f["reason"]) for f in result["failed_nodes"]] == confirmed
     assert result["succeeded_nodes"] == [n for n in ALL if n not in ("gpu-node-002", "gpu-node-013")]
 
 
