@@ -12,12 +12,11 @@ import pytest
 from kubernetes import client
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build
-from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import node_results
 from tests.ansible_run import ansible_module, run_until
 from tools.sim import cluster
 
 from .conftest import Sim, own_sim
-from .seed import NVCRE, items
+from .seed import NVCRE, items, node_result_configmaps
 
 NODES = 16
 CHUNK = 4  # max(ceil(sqrt(16)), 2): screening without a topology key
@@ -130,17 +129,10 @@ def drive(sim: Sim, ns: str, kill_after: int | None) -> int:
 def outcome(sim: Sim, ns: str) -> dict:
     """What a run leaves: every Job (name, spec), the decoded node-result ConfigMaps, conditions, the diagnosis."""
     wf = client.CustomObjectsApi(sim.api).get_namespaced_custom_object(*NVCRE, ns, "workflows", NAME)
-    uid = wf["metadata"]["uid"]
-    cms = {}
-    for cm in client.CoreV1Api(sim.api).list_namespaced_config_map(ns).items:
-        if cm.metadata.name.endswith(uid[:8]):
-            plain = client.ApiClient().sanitize_for_serialization(cm)
-            cms[cm.metadata.name.rsplit("-", 1)[0]] = (node_results.read_succeeded(plain),
-                                                       node_results.read_failed(plain))
     orch = wf["status"]["orchestration"]
     return {
         "jobs": {j["metadata"]["name"]: j["spec"] for j in items(sim, ns, NVCRE, "jobs")},
-        "configmaps": cms,
+        "configmaps": node_result_configmaps(sim, ns, wf["metadata"]["uid"]),
         "conditions": {c["type"]: (c["status"], c["reason"], c["message"]) for c in wf["status"]["conditions"]},
         "diagnose": orch["diagnose"],
         "groups": [(g["name"], g["phase"], g["nodes"]) for g in orch["groups"]],
