@@ -81,7 +81,7 @@ def test_a_pending_round_decides_nothing():
     ("cross-0-mix0", ["n0", "n1"], {"crossBoundaryState": {"originStage": "intra-screening-no-nvl"}}, True),
 ])
 def test_which_groups_run_without_nvl(name, nodes, diagnose, expect):
-    assert diagnose_tier.no_mnnvl_for_nodes(name, nodes, diagnose) is expect
+    assert diagnose_tier.no_mnnvl(name, nodes, diagnose) is expect
 
 
 DEBUG = {"name": "NCCL_DEBUG", "value": "INFO"}
