@@ -60,20 +60,17 @@ class Round:
     failed_nodes: list[Obj] = field(default_factory=list)   # the failed-nodes ConfigMap entries of a verdict
 
 
-def no_mnnvl(group_name: str, diagnose: Obj) -> bool:
-    """A group whose Job runs with MNNVL forced to 0 (when the template turns it on)."""
+def no_mnnvl(group_name: str, nodes: list[str], diagnose: Obj) -> bool:
+    """A group whose Job runs with MNNVL forced to 0 (when the template turns it on): the no-NVL re-test,
+    probes that do not come from within one NVLink domain, and bisection or confirmation groups holding a node
+    that failed only without NVL."""
     if group_name.startswith(NO_NVL_PREFIX):
         return True
     if group_name.startswith("cross-"):
         return ((diagnose.get("crossBoundaryState") or {}).get("originStage") or INTRA) != INTRA
-    return False
-
-
-def no_mnnvl_for_nodes(group_name: str, nodes: list[str], diagnose: Obj) -> bool:
-    """`no_mnnvl`, plus bisection and confirmation groups holding a node that failed only without NVL."""
     if group_name.startswith(("bisect-", "confirm-")):
         return bool(set(nodes) & set(diagnose.get("noNVLSuspectNodes") or []))
-    return no_mnnvl(group_name, diagnose)
+    return False
 
 
 def complete_round(diagnose: Obj, groups: list[Obj], verdicts: dict[str, Verdict], min_group_size: int,
@@ -83,10 +80,6 @@ def complete_round(diagnose: Obj, groups: list[Obj], verdicts: dict[str, Verdict
     if any(v.pending for v in verdicts.values()):
         return Round(pending=True)
     return _Diagnosis(diagnose, groups, verdicts, max(min_group_size, 1), mnnvl, topology, failures).run()
-
-
-def _sorted_union(*lists: list[str]) -> list[str]:
-    return sorted({n for nodes in lists for n in nodes})
 
 
 class _Diagnosis:
@@ -103,6 +96,7 @@ class _Diagnosis:
         self.d["round"] = self.round
         self.healthy = set(self.d.get("healthyNodes") or [])
         self.suspects = set(self.d.get("suspectNodes") or [])
+        self.domain_of: dict[str, str] | None = None
 
     # ------------------------------------------------------------------ helpers
 
@@ -112,14 +106,12 @@ class _Diagnosis:
     def nodes(self, group: Obj) -> list[str]:
         return list(group.get("nodes") or [])
 
-    def domain_of(self) -> dict[str, str]:
-        """Node -> the screening domain (or chunk) it was screened in."""
-        return {n: key for key, result in (self.d.get("screeningResults") or {}).items()
-                for n in result.get("nodes") or []}
-
     def domains(self, nodes: list[str]) -> list[str]:
-        of = self.domain_of()
-        return sorted({of[n] for n in nodes if n in of})
+        """The screening domains (or chunks) the nodes were screened in."""
+        if self.domain_of is None:  # once per round: screeningResults is written once, by the first round
+            self.domain_of = {n: key for key, result in (self.d.get("screeningResults") or {}).items()
+                              for n in result.get("nodes") or []}
+        return sorted({self.domain_of[n] for n in nodes if n in self.domain_of})
 
     def group(self, name: str, nodes: list[str]) -> Obj:
         return bisection.group(name, nodes, self.domains(nodes) if self.topology else None)
@@ -163,6 +155,7 @@ class _Diagnosis:
             results[key] = {"nodes": self.nodes(group), "passed": passed}
             (self.healthy if passed else self.suspects).update(self.nodes(group))
         self.d["screeningResults"] = results
+        self.domain_of = None
         if not self.mnnvl:
             return self.after_screening()
         retest = [bisection.group(f"{NO_NVL_PREFIX}{key}", results[key]["nodes"], [key] if self.topology else None)

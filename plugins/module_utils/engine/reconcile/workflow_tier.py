@@ -251,7 +251,7 @@ class _Pass:
         """Diagnose runs this group with MNNVL forced to 0 (only a template that turns MNNVL on is changed)."""
         if self.diagnose is None or not mnnvl.enabled((self.resolved.get("jobTemplate") or {}).get("spec") or {}):
             return False
-        return diagnose_tier.no_mnnvl_for_nodes(group["name"], group.get("nodes") or [], self.orch.get("diagnose") or {})
+        return diagnose_tier.no_mnnvl(group["name"], group.get("nodes") or [], self.orch.get("diagnose") or {})
 
     def launch(self) -> Step:
         groups = self.orch.get("groups") or []

@@ -81,7 +81,10 @@ def test_a_pending_round_decides_nothing():
     ("cross-0-mix0", ["n0", "n1"], {"crossBoundaryState": {"originStage": "intra-screening-no-nvl"}}, True),
 ])
 def test_which_groups_run_without_nvl(name, nodes, diagnose, expect):
-    assert diagnose_tier.no_mnnvl_for_nodes(name, nodes, diagnose) is expect
+    assert diagnose_tier.no_mnnvl(name, nodes, diagnose) is expect
+
+
+DEBUG = {"name": "NCCL_DEBUG", "value": "INFO"}
 
 
 def trainer(args=None, env=None) -> dict:
@@ -101,9 +104,8 @@ def trainer(args=None, env=None) -> dict:
     (trainer(["-x", "NCCL_MNNVL_ENABLE=0"], [{"name": "NCCL_MNNVL_ENABLE", "value": "1"}]), False,
      trainer(["-x", "NCCL_MNNVL_ENABLE=0"], [{"name": "NCCL_MNNVL_ENABLE", "value": "1"}])),
     # then the env entry
-    (trainer(["all_reduce_perf"], [{"name": "NCCL_DEBUG", "value": "INFO"}, {"name": "NCCL_MNNVL_ENABLE", "value": "1"}]),
-     True, trainer(["all_reduce_perf"], [{"name": "NCCL_DEBUG", "value": "INFO"},
-                                          {"name": "NCCL_MNNVL_ENABLE", "value": "0"}])),
+    (trainer(["all_reduce_perf"], [DEBUG, {"name": "NCCL_MNNVL_ENABLE", "value": "1"}]), True,
+     trainer(["all_reduce_perf"], [DEBUG, {"name": "NCCL_MNNVL_ENABLE", "value": "0"}])),
     # else a new env entry
     (trainer(["all_reduce_perf"]), False, trainer(["all_reduce_perf"], [{"name": "NCCL_MNNVL_ENABLE", "value": "0"}])),
 ])
