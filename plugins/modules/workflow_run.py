@@ -117,6 +117,13 @@ elapsed:
   returned: outside check mode
   type: float
   sample: 312.5
+diagnose:
+  description:
+    - In diagnose mode, the Workflow's C(status.orchestration.diagnose) as the run left it (stage, round,
+      healthyNodes, suspectNodes, noNVLSuspectNodes, infrastructureFaults and the rest).
+  returned: when the Workflow runs in diagnose mode
+  type: dict
+  sample: {stage: complete, round: 4, healthyNodes: [gpu-node-000], suspectNodes: [gpu-node-004, gpu-node-005]}
 plan:
   description: In check mode, the plan as M(cre.certification.workflow_render) returns it, for the live nodes.
   returned: check mode

@@ -9,6 +9,8 @@ from typing import Any
 import yaml
 from kubernetes import client
 
+from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import node_results
+
 from .conftest import Sim
 
 SEED = yaml.safe_load((Path(__file__).parent / "data" / "workflow.yaml").read_text())
@@ -41,3 +43,14 @@ def items(sim: Sim, ns: str, group: tuple[str, str], plural: str) -> list[dict]:
 
 def stored(sim: Sim, ns: str) -> dict:
     return client.CustomObjectsApi(sim.api).get_namespaced_custom_object(*NVCRE, ns, "workflows", "nccl-test")
+
+
+def node_result_configmaps(sim: Sim, ns: str, uid: str) -> dict[str, tuple[list[str], list[dict]]]:
+    """The Workflow's node-result ConfigMaps, decoded: `succeeded-nodes` / `failed-nodes` -> (names, entries)."""
+    cms = {}
+    for cm in client.CoreV1Api(sim.api).list_namespaced_config_map(ns).items:
+        if cm.metadata.name.endswith(uid[:8]):
+            plain = client.ApiClient().sanitize_for_serialization(cm)
+            cms[cm.metadata.name.rsplit("-", 1)[0]] = (node_results.read_succeeded(plain),
+                                                       node_results.read_failed(plain))
+    return cms

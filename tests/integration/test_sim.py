@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from tools.sim import cluster, computedomain, processes, profiles, smoke
+from tools.sim import cluster, computedomain, processes, profiles, smoke, workload_logs
 from tools.sim.state import ClusterState, cluster_dir
 
 from .conftest import NODES, Sim
@@ -188,3 +189,89 @@ def test_down_leaves_no_process_and_frees_ports() -> None:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is not "in use"
             s.bind(("127.0.0.1", port))  # raises if anything still listens there
     assert not cluster_dir(name).exists()
+
+
+# ------------------------------------------------------------------ faults only diagnose can localise
+
+ROW = re.compile(r"^\s*(\d+)\s+\d+\s+\w+\s+\w+\s+-?\d+\s+[\d.]+\s+[\d.]+\s+([\d.]+)\s")
+RACK0, RACK1 = "nn-3c000000", "nn-3c000001"  # the session cluster's network-node-layer-3 domains: 0-7, 8-15
+
+
+def run_nccl(api: client.ApiClient, namespace: str, jobs: dict[str, tuple[list[str], str]]) -> dict[str, float]:
+    """Run all_reduce_perf_mpi TrainJobs at once (name -> (nodes, NCCL_MNNVL_ENABLE or "" for unset)); each
+    one's peak bus bandwidth as its launcher printed it, read through the pod log API."""
+    smoke.ensure_runtime(api, namespace)
+    for name, (nodes, mnnvl) in jobs.items():
+        smoke.create_trainjob(api, namespace, name, nodes, trainer={"command": ["mpirun"], "args": [
+            *(["-x", f"NCCL_MNNVL_ENABLE={mnnvl}"] if mnnvl else []),
+            "/usr/local/bin/all_reduce_perf_mpi", "-b", "8", "-e", "1G"]})
+    assert set(smoke.wait_finished(api, namespace, list(jobs), timeout=120).values()) == {"Complete"}
+    return {name: launcher_peak(api, namespace, name) for name in jobs}
+
+
+def launcher_peak(api: client.ApiClient, namespace: str, name: str) -> float:
+    core = client.CoreV1Api(api)
+    (pod,) = core.list_namespaced_pod(namespace, label_selector=f"jobset.sigs.k8s.io/jobset-name={name},"
+                                                                "jobset.sigs.k8s.io/replicatedjob-name=launcher").items
+    deadline = time.monotonic() + 15
+    while True:  # the agent serves a finished pod's log on its next pass
+        try:
+            rows = [m for m in map(ROW.match, core.read_namespaced_pod_log(pod.metadata.name, namespace).splitlines())
+                    if m]
+        except client.ApiException:
+            rows = []
+        if rows:
+            assert int(rows[-1][1]) == 1024**3
+            return float(rows[-1][2])
+        assert time.monotonic() < deadline, f"{name}: no nccl-tests table in the launcher's log"
+        time.sleep(0.5)
+
+
+def test_link_fault_shows_only_in_groups_spanning_both_domains(sim: Sim, namespace: str) -> None:
+    result = sim_cli("fault", RACK0, "--kind", "link", "--peer", RACK1, "--name", sim.name)
+    assert result.returncode == 0, result.stderr
+    try:
+        assert ClusterState.load(sim.name).links == [["topology.k8s.aws/network-node-layer-3", RACK0, RACK1, 0.5]]
+        figures = run_nccl(sim.api, namespace, {"across": (["gpu-node-006", "gpu-node-009"], "0"),
+                                                "rack0": (["gpu-node-000", "gpu-node-001"], "0"),
+                                                "rack1": (["gpu-node-010", "gpu-node-011"], "0")})
+        assert figures == {"across": 200.0, "rack0": 400.0, "rack1": 400.0}  # GB200 without MNNVL: 400 GB/s
+    finally:
+        cleared = sim_cli("fault", RACK0, "--kind", "none", "--name", sim.name)
+    assert cleared.returncode == 0, cleared.stderr
+    assert ClusterState.load(sim.name).links == []
+    assert not any(workload_logs.LINK_ANNOTATION in (n.metadata.annotations or {})
+                   for n in client.CoreV1Api(sim.api).list_node().items)
+    assert run_nccl(sim.api, namespace, {"again": (["gpu-node-006", "gpu-node-009"], "0")}) == {"again": 400.0}
+
+
+def test_nvlink_fault_shows_only_while_mnnvl_is_on(sim: Sim, namespace: str) -> None:
+    result = sim_cli("fault", "gpu-node-003", "--kind", "nvlink", "--name", sim.name)
+    assert result.returncode == 0, result.stderr
+    try:
+        figures = run_nccl(sim.api, namespace, {"nvl": (["gpu-node-002", "gpu-node-003"], "1"),
+                                                "default": (["gpu-node-003", "gpu-node-004"], ""),
+                                                "no-nvl": (["gpu-node-003", "gpu-node-005"], "0"),
+                                                "healthy": (["gpu-node-006", "gpu-node-007"], "1")})
+        assert figures == {"nvl": 210.0, "default": 210.0, "no-nvl": 400.0, "healthy": 840.0}
+    finally:
+        cleared = sim_cli("fault", "gpu-node-003", "--kind", "none", "--name", sim.name)
+    assert cleared.returncode == 0, cleared.stderr
+    assert run_nccl(sim.api, namespace, {"cleared": (["gpu-node-002", "gpu-node-003"], "1")}) == {"cleared": 840.0}
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["nn-3c000000", "--kind", "link"], "--kind link needs --peer DOMAIN"),
+    (["nn-3c000000", "--kind", "link", "--peer", "nn-3c000000"], "--peer must name another domain"),
+    (["nn-3c000000", "--kind", "link", "--peer", "nn-3c000042"], "has both domains 'nn-3c000000' and 'nn-3c000042'"),
+    (["gpu-node-001", "--kind", "slow", "--peer", "nn-3c000001"], "--peer is for --kind link only"),
+    (["gpu-node-001", "--kind", "nvlink", "--factor", "1.5"], "--factor must be in (0, 1]"),
+    (["nn-3c000009", "--kind", "none"], "no node and no domain with a link fault named 'nn-3c000009'"),
+])
+def test_bad_link_and_nvlink_faults_are_one_line_and_change_nothing(sim: Sim, args: list[str], message: str) -> None:
+    before = [(n.metadata.annotations, n.metadata.labels) for n in client.CoreV1Api(sim.api).list_node().items]
+    result = sim_cli("fault", *args, "--name", sim.name)
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+    assert [(n.metadata.annotations, n.metadata.labels) for n in client.CoreV1Api(sim.api).list_node().items] == before
+    assert ClusterState.load(sim.name).links == []

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from kubernetes import client
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import node_results
 from tests.ansible_run import run_until
 
 from .conftest import Sim
-from .seed import NVCRE, items, nodes, start, workflow
+from .seed import NVCRE, items, node_result_configmaps, nodes, start, workflow
 
 # How many API writes each successive run may begin before it is killed (ten kills in all).
 KILL_AFTER = [1, 3, 2, 5, 1, 4, 7, 2, 6, 3]
@@ -33,18 +32,10 @@ def drive(sim: Sim, ns: str, kill_after: int | None) -> int:
 def outcome(sim: Sim, ns: str) -> dict:
     """What a run leaves behind: every Job (name, spec) and the decoded node-result ConfigMaps."""
     wf = client.CustomObjectsApi(sim.api).get_namespaced_custom_object(*NVCRE, ns, "workflows", "nccl-test")
-    uid = wf["metadata"]["uid"]
-    core = client.CoreV1Api(sim.api)
-    cms = {}
-    for cm in core.list_namespaced_config_map(ns).items:
-        if cm.metadata.name.endswith(uid[:8]):
-            plain = client.ApiClient().sanitize_for_serialization(cm)
-            cms[cm.metadata.name.rsplit("-", 1)[0]] = (node_results.read_succeeded(plain),
-                                                       node_results.read_failed(plain))
     orch = wf["status"]["orchestration"]
     return {
         "jobs": {j["metadata"]["name"]: j["spec"] for j in items(sim, ns, NVCRE, "jobs")},
-        "configmaps": cms,
+        "configmaps": node_result_configmaps(sim, ns, wf["metadata"]["uid"]),
         "conditions": {c["type"]: (c["status"], c["reason"]) for c in wf["status"]["conditions"]},
         "iterations": (orch["completedIterations"], [h["iteration"] for h in orch["iterationHistory"]]),
         "groups": [(g["name"], g["phase"], g["nodes"]) for g in orch["groups"]],

@@ -10,9 +10,26 @@ from kubernetes.client import ApiException
 
 from . import cluster, demo, profiles, stages
 
+FAULTS = """fault kinds (fault NODE --kind KIND):
+  hardware  GPU marked unhealthy; the health agent cordons the node once a workload runs on it; its pods fail
+  workload  the node's Job pods exit 1
+  cordon    spec.unschedulable
+  slow      every group with the node prints its bus bandwidth times --factor
+  nvlink    GB200/GB300: multi-node groups with the node print times --factor while they run over MNNVL
+            (NCCL_MNNVL_ENABLE not 0, nodes of one clique); with NCCL_MNNVL_ENABLE=0 they print the
+            network-only figure and look healthy
+  stall     Megatron lines stop after three
+  crash     the training pod fails once, after its first checkpoint
+  none      clears every fault of the node
+link faults (fault DOMAIN_A --kind link --peer DOMAIN_B [--factor F]):
+  groups with nodes in both topology domains (values of one label: clique, rack, network layer, block) print
+  times F; each domain alone passes. `fault DOMAIN_A --kind none` clears the domain's link faults.
+"""
+
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.sim", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tools.sim", description=__doc__, epilog=FAULTS,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
     p_up = sub.add_parser("up", help="start a simulated GPU cluster; prints its kubeconfig path last")
     p_up.add_argument("--profile", required=True, help=", ".join(sorted(profiles.PROFILES)))
@@ -23,11 +40,13 @@ def main(argv: list[str] | None = None) -> int:
     p_down = sub.add_parser("down", help="stop a cluster and remove its files")
     p_down.add_argument("--name", default="cre")
     sub.add_parser("status", help="list the clusters")
-    p_fault = sub.add_parser("fault", help="inject a fault on a node")
-    p_fault.add_argument("node")
+    p_fault = sub.add_parser("fault", help="inject a fault on a node, or on the link between two topology domains",
+                             description=FAULTS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p_fault.add_argument("node", help="the node; for --kind link (and clearing one) a topology domain")
     p_fault.add_argument("--kind", required=True, choices=cluster.FAULT_KINDS)
-    p_fault.add_argument("--factor", type=float, default=cluster.DEFAULT_SLOW_FACTOR,
-                         help="slow: the node's bandwidth factor (default 0.5)")
+    p_fault.add_argument("--factor", type=float, default=None,
+                         help="slow, link, nvlink: the bandwidth factor (default: slow 0.5, link 0.5, nvlink 0.25)")
+    p_fault.add_argument("--peer", default="", help="link: the domain on the other side of the faulty link")
     p_fault.add_argument("--name", default="cre")
     sub.add_parser("build", help="build the binaries into the cache (setup does this)")
     sub.add_parser("demo", help="the smoke demo of make demo")
@@ -40,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "status":
             print(json.dumps(cluster.status(), indent=2))
         elif args.cmd == "fault":
-            cluster.fault(args.name, args.node, args.kind, args.factor)
+            cluster.fault(args.name, args.node, args.kind, args.factor, args.peer)
         elif args.cmd == "build":
             print(cluster.binaries()[0])
         elif args.cmd == "demo":

@@ -16,7 +16,8 @@ class Platform:
 @dataclass(frozen=True)
 class Gpu:
     """A node shape. The bus bandwidths (GB/s) are our own nominal figures for what the simulated nccl-tests
-    print at the largest message size: across nodes, and on one node (loopback)."""
+    print at the largest message size: across nodes, and on one node (loopback). GB200/GB300 groups run over
+    multi-node NVLink (MNNVL) unless their pods set `NCCL_MNNVL_ENABLE=0`; then they print `no_nvl_bus_gbps`."""
 
     product: str
     count: int
@@ -24,6 +25,16 @@ class Gpu:
     nominal_bus_gbps: float
     loopback_bus_gbps: float
     clique_size: int = 0  # NVLink domain size in nodes; 0 = no `nvidia.com/gpu.clique` label
+    no_nvl_bus_gbps: float = 0.0  # across nodes with MNNVL off (the network alone); 0 = no NVLink domain
+
+
+CLIQUE_LABEL = "nvidia.com/gpu.clique"
+# The labels that name a node's topology domain (rack, block, NVLink clique): where `fault --kind link` looks
+# a domain up, most specific first.
+DOMAIN_LABELS = (CLIQUE_LABEL, "topology.k8s.aws/network-node-layer-3", "topology.k8s.aws/network-node-layer-2",
+                 "topology.k8s.aws/network-node-layer-1", "cloud.google.com/gce-topology-subblock",
+                 "cloud.google.com/gce-topology-block", "kubernetes.azure.com/ppg",
+                 "oci.oraclecloud.com/rdma.local_block_id", "rack", "topology.kubernetes.io/zone")
 
 
 def _aws_topology(i: int) -> dict[str, str]:
@@ -79,8 +90,10 @@ PLATFORMS: dict[str, Platform] = {
 
 GPUS: dict[str, Gpu] = {
     "h100": Gpu("NVIDIA-H100-80GB-HBM3", 8, "p5.48xlarge", 360.0, 480.0),
-    "gb200": Gpu("NVIDIA-GB200", 4, "p6e-gb200.36xlarge", 840.0, 700.0, clique_size=18),
-    "gb300": Gpu("NVIDIA-GB300-NVL72", 4, "gb300-nvl72", 900.0, 760.0, clique_size=18),
+    "gb200": Gpu("NVIDIA-GB200", 4, "p6e-gb200.36xlarge", 840.0, 700.0, clique_size=18,
+                 no_nvl_bus_gbps=400.0),
+    "gb300": Gpu("NVIDIA-GB300-NVL72", 4, "gb300-nvl72", 900.0, 760.0, clique_size=18,
+                 no_nvl_bus_gbps=440.0),
     "b300": Gpu("NVIDIA-B300-SXM6-AC", 8, "b300-hgx", 720.0, 800.0),
 }
 
@@ -142,7 +155,7 @@ def build_nodes(profile: str, count: int) -> list[dict]:
             **platform.topology(i),
         }
         if gpu.clique_size:
-            labels["nvidia.com/gpu.clique"] = f"{_cluster_uuid(platform_name)}.{i // gpu.clique_size}"
+            labels[CLIQUE_LABEL] = f"{_cluster_uuid(platform_name)}.{i // gpu.clique_size}"
         capacity = {"cpu": "144", "memory": "2000Gi", "pods": "110", "nvidia.com/gpu": str(gpu.count),
                     **EXTRA_CAPACITY.get((platform_name, gpu_name), {})}
         spec: dict = {"podCIDR": f"10.{64 + i // 256}.{i % 256}.0/24"}

@@ -56,14 +56,18 @@ def ensure_runtime(api: client.ApiClient, namespace: str, claim_template: str = 
             raise
 
 
-def create_trainjob(api: client.ApiClient, namespace: str, name: str, nodes: list[str], timeout: float = 30) -> None:
-    """Create a pinned TrainJob. Trainer's webhook checks the runtime against its informer cache, which lags a
-    just-created runtime (more so after an apiserver restart): retry that one refusal."""
+def create_trainjob(api: client.ApiClient, namespace: str, name: str, nodes: list[str], timeout: float = 30,
+                    trainer: dict | None = None) -> None:
+    """Create a pinned TrainJob (its `trainer` fields, e.g. the command, args and env, updated by `trainer`).
+    Trainer's webhook checks the runtime against its informer cache, which lags a just-created runtime (more so
+    after an apiserver restart): retry that one refusal."""
     custom = client.CustomObjectsApi(api)
+    body = trainjob(name, nodes)
+    body["spec"]["trainer"].update(trainer or {})
     deadline = time.monotonic() + timeout
     while True:
         try:
-            custom.create_namespaced_custom_object(*TRAINER, namespace, "trainjobs", trainjob(name, nodes))
+            custom.create_namespaced_custom_object(*TRAINER, namespace, "trainjobs", body)
             return
         except client.ApiException as exc:
             if "must be created before the TrainJob" not in str(exc.body) or time.monotonic() > deadline:

@@ -35,6 +35,7 @@ class ClusterState:
     pids: dict[str, int] = field(default_factory=dict)
     ports: dict[str, int] = field(default_factory=dict)
     faults: dict[str, str] = field(default_factory=dict)  # node -> kind
+    links: list[list] = field(default_factory=list)  # link faults: [domain label, domain, peer, factor]
 
     @staticmethod
     def path(name: str) -> Path:

@@ -8,9 +8,16 @@ pod that runs an nccl-tests binary gets its table (the launcher of an MPI run, o
 The figures are our own: a group's peak bus bandwidth is its profile's nominal figure (`profiles.Gpu`) times
 the lowest bandwidth factor among the group's nodes (`sim fault NODE --kind slow [--factor F]`), reached at
 the largest message size; smaller sizes follow a saturation curve. Loopback runs print per-node figures.
+Two faults only show in some groups, so that only diagnose's regrouping can localise them: a link fault
+between two topology domains (`--kind link --peer`) lowers the groups that have nodes in both, and an NVLink
+fault (`--kind nvlink`) lowers the multi-node groups of a GB200/GB300 node while they run over MNNVL, that is
+while their pods do not set `NCCL_MNNVL_ENABLE=0` (NCCL's default is on) and their nodes share one NVLink
+clique; otherwise such groups print the GPU's network-only figure (`no_nvl_bus_gbps`) and the NVLink fault does
+not show.
 """
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,6 +29,11 @@ from . import profiles
 
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 FACTOR_ANNOTATION = "sim.cre.certification/bandwidth-factor"
+# JSON {"<domain label>=<peer domain>": factor}, on every node of a domain with a link fault to that peer.
+LINK_ANNOTATION = "sim.cre.certification/link-faults"
+NVLINK_ANNOTATION = "sim.cre.certification/nvlink-factor"
+MNNVL_VARIABLE = "NCCL_MNNVL_ENABLE"
+MNNVL_ARGUMENT = re.compile(rf"\b{MNNVL_VARIABLE}=(\S*)")
 BINARY = re.compile(r"\b(all_reduce|all_gather|alltoall|reduce_scatter)_perf(_mpi)?\b")
 HALF_BANDWIDTH_BYTES = 32 * 1024 * 1024   # where the curve reaches half its peak
 HEADER = ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
@@ -86,8 +98,51 @@ def cri_line(line: str, when: datetime) -> str:
     return f"{when.astimezone(UTC).strftime('%Y-%m-%dT%H:%M:%S.%f')}000Z stdout F {line}\n"
 
 
+def _annotation(node: Obj, key: str) -> str:
+    return ((node.get("metadata") or {}).get("annotations") or {}).get(key) or ""
+
+
 def _factor(node: Obj) -> float:
-    return float(((node.get("metadata") or {}).get("annotations") or {}).get(FACTOR_ANNOTATION) or 1.0)
+    return float(_annotation(node, FACTOR_ANNOTATION) or 1.0)
+
+
+def link_factor(nodes: list[Obj]) -> float:
+    """The lowest factor of the link faults whose two domains both have a node among `nodes` (1.0: none)."""
+    factors = [1.0]
+    for node in nodes:
+        for pair, factor in json.loads(_annotation(node, LINK_ANNOTATION) or "{}").items():
+            key, _sep, peer = pair.partition("=")
+            if any(((other.get("metadata") or {}).get("labels") or {}).get(key) == peer for other in nodes):
+                factors.append(float(factor))
+    return min(factors)
+
+
+def mnnvl_setting(group: list[Obj]) -> str | None:
+    """NCCL_MNNVL_ENABLE as the group's pods set it, None when unset: an `NCCL_MNNVL_ENABLE=x` argument (mpirun's
+    `-x`, which exports it to every rank) before a container's env, the launcher's containers first."""
+    containers = [c for p in sorted(group, key=lambda p: nccl_run(p) is None)
+                  for c in (p.get("spec") or {}).get("containers") or []]
+    for container in containers:
+        for word in [*(container.get("command") or []), *(container.get("args") or [])]:
+            if match := MNNVL_ARGUMENT.search(str(word)):
+                return match.group(1)
+    return next((str(e.get("value", "")) for c in containers for e in c.get("env") or []
+                 if e.get("name") == MNNVL_VARIABLE), None)
+
+
+def peak_bus(gpu: profiles.Gpu, own: list[Obj], loopback: bool, mnnvl: str | None) -> float:
+    """A group's peak bus bandwidth: the nominal figure of how it communicates times its lowest fault factor."""
+    factors = [_factor(n) for n in own]
+    if loopback:
+        return gpu.loopback_bus_gbps * min(factors)
+    nominal = gpu.nominal_bus_gbps
+    if gpu.no_nvl_bus_gbps:
+        cliques = {((n.get("metadata") or {}).get("labels") or {}).get(profiles.CLIQUE_LABEL) for n in own}
+        if mnnvl == "0" or len(cliques) > 1:  # MNNVL off, or a group across NVLink domains: the network alone
+            nominal = gpu.no_nvl_bus_gbps
+        else:  # over NVLink: a node's NVLink fault shows
+            factors += [float(_annotation(n, NVLINK_ANNOTATION) or 1.0) for n in own]
+    return nominal * min([*factors, link_factor(own)])
 
 
 def _gpu(node: Obj) -> tuple[str, profiles.Gpu]:
@@ -114,7 +169,7 @@ def pod_log(pod: Obj, pods: list[Obj], nodes: dict[str, Obj], now: datetime) -> 
     loopback = not workers
     own = workers or [pod["spec"]["nodeName"]]
     platform, gpu = _gpu(nodes[own[0]])
-    peak = (gpu.loopback_bus_gbps if loopback else gpu.nominal_bus_gbps) * min(_factor(nodes[n]) for n in own)
+    peak = peak_bus(gpu, [nodes[n] for n in own], loopback, mnnvl_setting(group))
     return cri(table(run[0], run[1], run[2], peak, gpu.count * len(own), TRANSPORT.get(platform, "IB")), now)
 
 

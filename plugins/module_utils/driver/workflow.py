@@ -135,7 +135,7 @@ class Driver:
         dependencies = self._dependencies(wf)
         self.measurements = measurements.list_measurements(self.kube, ns, self.name) if jobs else []
         world = WorkflowWorld(wf, jobs, nodes, pods, configmaps, dependencies, now, self._resource_slices(wf, nodes),
-                              self._scopes(wf))
+                              self._scopes(wf), self.measurements)
         job_worlds = {}
         for name, job in jobs.items():
             job_pods = pods.get(name, [])
@@ -278,8 +278,10 @@ class Driver:
 
     def _report(self, wf: dict[str, Any], counts: dict[str, Any], elapsed: float) -> None:
         g, it = counts["groups"], counts["iterations"]
-        line = (f"{self.namespace}/{self.name}: iteration {it['current']}/{it['total']}, groups "
-                f"{g['pending']} pending, {g['running']} running, {g['succeeded']} succeeded, {g['failed']} failed")
+        tally = f"{g['pending']} pending, {g['running']} running, {g['succeeded']} succeeded, {g['failed']} failed"
+        line = f"{self.namespace}/{self.name}: iteration {it['current']}/{it['total']}, groups {tally}"
+        if diagnose := counts.get("diagnose"):
+            line = f"{self.namespace}/{self.name}: {_diagnose_progress(diagnose, g['total'])} ({tally})"
         if terminal(wf):
             line += f" -> {counts['phase']} ({counts['condition']['reason']})"
         if line != self._last_line:
@@ -301,13 +303,22 @@ class Driver:
         }
 
 
+def _diagnose_progress(diagnose: dict[str, Any], groups: int) -> str:
+    """`diagnose: bisection round 3, 4 groups`: the round running (its Jobs' `-iter-<n>`), or how many ran."""
+    rounds = int(diagnose.get("round") or 0)
+    if diagnose.get("stage") == "complete":
+        return f"diagnose: complete after {rounds} rounds"
+    return f"diagnose: {diagnose.get('stage', '')} round {rounds + 1}, {groups} groups"
+
+
 def _counts(wf: dict[str, Any]) -> dict[str, Any]:
-    """Phase, the True condition, iterations and group phases, from the Workflow's status."""
+    """Phase, the True condition, iterations and group phases (and diagnose's status), from the Workflow's status."""
     orch = (wf.get("status") or {}).get("orchestration") or {}
     groups = orch.get("groups") or []
     count = {p: sum(1 for g in groups if (g.get("phase") or "Pending") == p)
              for p in ("Pending", "Running", "Succeeded", "Failed")}
     true = condition(wf, true_type(wf)) or {}
+    extra = {"diagnose": orch["diagnose"]} if orch.get("diagnose") else {}
     return {
         "phase": terminal(wf) or IN_PROGRESS,
         "condition": {k: true.get(k, "") for k in ("type", "reason", "message")},
@@ -315,6 +326,7 @@ def _counts(wf: dict[str, Any]) -> dict[str, Any]:
                        "total": ((wf.get("spec") or {}).get("orchestration") or {}).get("iterations", 1)},
         "groups": {"pending": count["Pending"], "running": count["Running"], "succeeded": count["Succeeded"],
                    "failed": count["Failed"], "total": len(groups)},
+        **extra,
     }
 
 

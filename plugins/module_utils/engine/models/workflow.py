@@ -253,8 +253,8 @@ class CrossBoundaryState(K8sModel):
 class DiagnoseStatus(K8sModel):
     stage: DiagnoseStage
     round: int
-    healthy_nodes: list[str] | None = None
-    suspect_nodes: list[str] | None = None
+    healthy_nodes: Annotated[list[str], Field(json_schema_extra={"x-kubernetes-list-type": "set"})] | None = None
+    suspect_nodes: Annotated[list[str], Field(json_schema_extra={"x-kubernetes-list-type": "set"})] | None = None
     no_nvl_suspect_nodes: Annotated[list[str], Field(json_schema_extra={"x-kubernetes-list-type": "set"})] | None = (
         Field(None, alias="noNVLSuspectNodes"))
     representative_nodes: list[str] | None = None

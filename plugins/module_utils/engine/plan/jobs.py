@@ -20,7 +20,7 @@ from ..api.vocabulary import (
     WORKFLOW,
 )
 from ..spec import gang
-from . import placement
+from . import mnnvl, placement
 from .dependencies import SCOPE_JOB, DependencyPlan, json_copy, manifest
 
 RUNTIME_PATCHES = "spec.jobTemplate.spec.workload.trainJob.runtimePatches"
@@ -56,9 +56,9 @@ def is_single_job(orchestration: dict[str, Any], total_groups: int) -> bool:
 
 
 def launch(workflow: dict[str, Any], plan: DependencyPlan, group: dict[str, Any], iteration: int, total_groups: int,
-           gpu_products: list[str]) -> Launch:
+           gpu_products: list[str], mnnvl_off: bool = False) -> Launch:
     """Children of one group launch. `workflow` is the post-override Workflow, `plan` made from its
-    jobTemplate.spec and dependencies."""
+    jobTemplate.spec and dependencies; `mnnvl_off` is diagnose's no-NVL re-test (§9)."""
     meta = workflow.get("metadata") or {}
     spec = workflow.get("spec") or {}
     orchestration = spec.get("orchestration") or {}
@@ -67,12 +67,12 @@ def launch(workflow: dict[str, Any], plan: DependencyPlan, group: dict[str, Any]
     renamed, copies, effective = plan.for_launch(suffix)
     working = gang.validate_resolved_job_template(renamed, effective, spec.get("gangScheduler"), group["name"])
     name = naming.job_name(meta.get("name", ""), group["name"], iteration, single)
-    job = job_manifest(workflow, working, group, name, gpu_products)
+    job = job_manifest(workflow, working, group, name, gpu_products, mnnvl_off)
     return Launch(job, [manifest(d, workflow, SCOPE_JOB, plan.namespaced) for d in copies])  # fresh: completed in place
 
 
 def job_manifest(workflow: dict[str, Any], job_spec: dict[str, Any], group: dict[str, Any], name: str,
-                 gpu_products: list[str]) -> dict[str, Any]:
+                 gpu_products: list[str], mnnvl_off: bool = False) -> dict[str, Any]:
     """The NVCRE Job for a group: placement, job size, tolerations, health monitor, labels, owner.
 
     `job_spec` becomes the Job's spec and is modified: pass a copy you own (as `launch` does).
@@ -107,6 +107,8 @@ def job_manifest(workflow: dict[str, Any], job_spec: dict[str, Any], group: dict
                         hosts, target, gpu_products)
                 if tolerations:
                     pod_spec.setdefault("tolerations", []).extend(json_copy(tolerations))
+        if mnnvl_off:
+            mnnvl.force_off(spec)
 
     if any(sel.get("key") == UNSCHEDULABLE_TAINT for sel in target.get("taintSelectors") or []):
         spec.pop("nodeHealthMonitor", None)

@@ -22,8 +22,11 @@ Invariants that make every pass safe to interrupt and repeat:
   merging the same Job's failed nodes twice changes nothing.
 - Every delete carries the live UID as a precondition: never someone else's object of the same name.
 
-Not handled here: diagnose mode (§9) fails clearly with an InputError; PV stamping and reclaim of PVC
-dependencies (§7.2, §7.3) are left to the driver.
+Diagnose mode (§9) runs its rounds through the same launch and poll; the end of a round goes to
+`diagnose_tier`. Its Job names carry the round (`-<group>-iter-<round+1>`), so a probe group repeated in a later
+round is a new Job with its own measurement, and no Job is ever deleted to reuse a name.
+
+Not handled here: PV stamping and reclaim of PVC dependencies (§7.2, §7.3) are left to the driver.
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ from typing import Any
 
 from ..api import naming
 from ..api.actions import Action, Create, Delete, Event, Patch, Ref, Step, UpdateStatus
-from ..api.errors import InputError, WorkflowFailure
+from ..api.errors import WorkflowFailure
 from ..api.objects import condition, is_true, meta, owned_by, parse_duration, parse_time, set_condition, timestamp
 from ..api.vocabulary import (
     ANNOTATION_WORKFLOW_UID,
@@ -50,9 +53,9 @@ from ..api.vocabulary import (
     WORKLOAD_SCHEDULING_BLOCKED,
 )
 from ..models import dump, parse_workflow
-from ..plan import detect, jobs, partition, placement
+from ..plan import detect, jobs, mnnvl, partition, placement
 from ..plan.dependencies import SCOPE_JOB, SCOPE_WORKFLOW, DependencyPlan, reference, strip_when
-from . import node_results
+from . import diagnose_gate, diagnose_tier, node_results
 from .job_tier import scheduling_blocked, scheduling_paused
 from .status import status_write
 from .world import WorkflowWorld
@@ -106,8 +109,7 @@ class _Pass:
             early = partition.early_spec(self.spec, self.orch)
         except WorkflowFailure as failure:
             return self.failed(failure.reason, failure.message)
-        if (early.get("orchestration") or {}).get("diagnose") is not None:
-            raise InputError("spec.orchestration.diagnose", "diagnose mode is not supported by workflow_run yet")
+        self.diagnose = (early.get("orchestration") or {}).get("diagnose")
         if not self.orch.get("totalGroups"):
             return self.discover(early)
         self.resolved = early
@@ -177,6 +179,8 @@ class _Pass:
         total, npj = len(part.detection.nodes), part.nodes_per_job
         self.orch.update(totalNodes=total, nodesPerJob=npj, totalGroups=len(part.groups), currentIteration=1,
                          groups=part.groups)
+        if self.diagnose is not None:
+            self.orch["diagnose"] = diagnose_tier.initial_status()
         if placement.is_unpinned(resolved.get("orchestration") or {}):
             message = (f"Discovered {total} nodes, running 1 unpinned job of {npj} nodes "
                        f"({total - npj} target nodes not exercised)")
@@ -216,7 +220,7 @@ class _Pass:
     def clean_job_dependencies(self, group: Obj) -> None:
         """§7.3: delete this group's copies of the current iteration (reverse order), then drop their refs."""
         refs = self.status.get("dependencyRefs") or []
-        iteration = self.orch.get("currentIteration", 1)
+        iteration = self.job_iteration()
         mine = [r for r in refs if r.get("scope") == SCOPE_JOB and r.get("groupName") == group["name"]
                 and r.get("iteration") == iteration]
         for ref in reversed(mine):
@@ -250,17 +254,28 @@ class _Pass:
 
     # ------------------------------------------------------------------ §8.2 launch
 
+    def job_iteration(self) -> int:
+        """The iteration in Job and dependency-copy names: diagnose counts its rounds there."""
+        if self.diagnose is not None:
+            return int((self.orch.get("diagnose") or {}).get("round") or 0) + 1
+        return int(self.orch.get("currentIteration") or 1)
+
     def job_name(self, group: Obj) -> str:
         single = jobs.is_single_job(self.resolved.get("orchestration") or {}, int(self.orch["totalGroups"]))
-        return naming.job_name(meta(self.workflow).get("name", ""), group["name"],
-                               int(self.orch.get("currentIteration") or 1), single)
+        return naming.job_name(meta(self.workflow).get("name", ""), group["name"], self.job_iteration(), single)
+
+    def mnnvl_off(self, group: Obj) -> bool:
+        """Diagnose runs this group with MNNVL forced to 0 (only a template that turns MNNVL on is changed)."""
+        if self.diagnose is None or not mnnvl.enabled((self.resolved.get("jobTemplate") or {}).get("spec") or {}):
+            return False
+        return diagnose_tier.no_mnnvl(group["name"], group.get("nodes") or [], self.orch.get("diagnose") or {})
 
     def launch(self) -> Step:
         groups = self.orch.get("groups") or []
         limit = int(self.execution.get("maxConcurrent") or 0)
         running = [g for g in groups if g.get("phase") == RUNNING]
         busy = {n for g in running for n in g.get("nodes") or []}
-        iteration = int(self.orch.get("currentIteration") or 1)
+        iteration = self.job_iteration()
         launches: list[tuple[Obj, jobs.Launch]] = []
         for group in groups:
             if group.get("phase", PENDING) != PENDING:
@@ -277,7 +292,8 @@ class _Pass:
                 continue
             try:
                 launch = jobs.launch(self.wf_resolved, self.dep_plan, group, iteration,
-                                     int(self.orch["totalGroups"]), self.affinity_products(group))
+                                     int(self.orch["totalGroups"]), self.affinity_products(group),
+                                     self.mnnvl_off(group))
             except WorkflowFailure as failure:
                 return self.failed(failure.reason, failure.message)
             launches.append((group, launch))
@@ -359,7 +375,7 @@ class _Pass:
                   and condition(job, VALIDATION_FAILED) is None):
                 continue  # the Job tier still evaluates the thresholds
             moved |= self.complete_group(group, job, failed_nodes, deferred)
-        if failed_nodes:
+        if failed_nodes and self.diagnose is None:  # diagnose names only the confirmed nodes (its verdict)
             name, write = node_results.merge_failed(self.workflow, self.world.configmaps, failed_nodes)
             if write is not None:
                 self.actions.append(write)
@@ -461,6 +477,8 @@ class _Pass:
                 self.delete(job)
 
     def complete_iteration(self) -> Step:
+        if self.diagnose is not None:
+            return self.diagnose_round()
         completed = int(self.orch.get("completedIterations") or 0) + 1
         self.orch["completedIterations"] = completed
         groups = self.orch["groups"]
@@ -513,3 +531,41 @@ class _Pass:
         if hardware:
             return self.failed("JobHardwareFailed", f"{message}; hardware failures occurred on one or more nodes")
         return self.failed("JobValidationFailed" if validation else "IterationsFailed", message)
+
+    # ------------------------------------------------------------------ §9 diagnose rounds
+
+    def diagnose_round(self) -> Step:
+        """The end of a diagnose round: the gate's verdicts, then the next round's groups or the verdict."""
+        groups = self.orch["groups"]
+        performance = (self.resolved.get("validation") or {}).get("performance") or {}
+        expression = str(((performance.get("thresholds") or {}).get("thresholds") or {}).get(diagnose_gate.KEY) or "")
+        verdicts, failures = {}, {}
+        for group in groups:
+            job = self.world.jobs.get((group.get("jobRef") or {}).get("name", ""))
+            verdicts[group["name"]] = diagnose_gate.verdict(group, job, self.world.measurements, expression)
+            if group.get("phase") == FAILED and job is not None:
+                failures[group["name"]] = (job.get("status") or {}).get("failedNodes") or []
+        spec = self.diagnose or {}
+        decided = diagnose_tier.complete_round(
+            self.orch.get("diagnose") or diagnose_tier.initial_status(), groups, verdicts,
+            int(spec.get("minGroupSize") or 2), mnnvl.enabled((self.resolved.get("jobTemplate") or {}).get("spec") or {}),
+            bool(spec.get("topologyKey")), failures)
+        if decided.pending:  # a measurement is not final: the round is not over (its counter does not move)
+            return Step(self.actions, requeue_after=REQUEUE)
+        self.orch["diagnose"] = decided.diagnose
+        if not decided.phase:
+            self.orch.update(groups=decided.groups, totalGroups=len(decided.groups))
+            return self.write(IN_PROGRESS, decided.reason, decided.message, IMMEDIATE)
+        if healthy := decided.diagnose.get("healthyNodes") or []:
+            name, write = node_results.merge_succeeded(self.workflow, self.world.configmaps, healthy)
+            if write is not None:
+                self.actions.append(write)
+            self.status["succeededNodesRef"] = {"kind": "ConfigMap", "name": name}
+        if decided.failed_nodes:
+            name, write = node_results.merge_failed(self.workflow, self.world.configmaps, decided.failed_nodes)
+            if write is not None:
+                self.actions.append(write)
+            self.status["failedNodesRef"] = {"kind": "ConfigMap", "name": name}
+        if decided.phase == SUCCEEDED:
+            return self.write(SUCCEEDED, decided.reason, decided.message, None, terminal=True)
+        return self.failed(decided.reason, decided.message)

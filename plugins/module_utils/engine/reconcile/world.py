@@ -24,6 +24,8 @@ class WorkflowWorld:
     # (apiVersion, kind) -> namespaced, from API discovery, for the dependency kinds the spec names; kinds
     # missing here fall back to the static list in plan/dependencies.py.
     namespaced: dict[tuple[str, str], bool] = field(default_factory=dict)
+    # The Workflow's Bandwidth/GoodputMeasurements (diagnose's bandwidth gate reads them).
+    measurements: list[Obj] = field(default_factory=list)
 
 
 @dataclass

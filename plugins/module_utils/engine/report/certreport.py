@@ -277,8 +277,119 @@ def category_report(category: dict) -> dict:
         report["failureCondition"] = failed_cond["reason"]
     if orchestration.get("diagnose"):
         report["diagnose"] = orchestration["diagnose"]
+        report["diagnoseRounds"] = _diagnose_rounds(orchestration)
     report["nodes"] = _node_verdicts(category, records)
     return report
+
+
+# ------------------------------------------------------------------ diagnose
+
+# A diagnose group's stage, by its name's prefix (spec measurements.md §6.3), in the order the stages run.
+_STAGE_PREFIXES = (("screen-no-nvl-", "intra-screening-no-nvl"), ("screen-", "intra-screening"),
+                   ("inter-domain", "inter-screening"), ("bisect-", "bisection"), ("intra-", "bisection"),
+                   ("cross-", "cross-boundary"), ("confirm-", "confirmation"))
+_STAGE_ORDER = list(dict.fromkeys(stage for _prefix, stage in _STAGE_PREFIXES))
+
+
+def _stage_of(group_name: str) -> str:
+    return next((stage for prefix, stage in _STAGE_PREFIXES if group_name.startswith(prefix)), "")
+
+
+def _diagnose_rounds(orchestration: dict) -> list[dict]:
+    """The diagnose rounds the status still shows: any in iterationHistory, then the current groups, numbered
+    with diagnose's own round (the last one counted once complete, else the one running); for each its stage(s)
+    as its groups' names tell, its groups, and how many of them passed and failed so far."""
+    diagnose = orchestration.get("diagnose") or {}
+    done = int(diagnose.get("round") or 0)
+    current = done if diagnose.get("stage") == "complete" else done + 1
+    rounds = [(entry.get("iteration", 0), entry.get("groups") or []) for entry in orchestration.get("iterationHistory") or []]
+    rounds.append((current, orchestration.get("groups") or []))
+    out = []
+    for number, members in rounds:
+        if not members:
+            continue
+        stages = sorted({s for g in members if (s := _stage_of(g.get("name", "")))}, key=_STAGE_ORDER.index)
+        out.append({"round": number, "stage": ", ".join(stages), "groups": [g.get("name", "") for g in members],
+                    "passed": sum(1 for g in members if g.get("phase") == PHASE_SUCCEEDED),
+                    "failed": sum(1 for g in members if g.get("phase") == PHASE_FAILED)})
+    return out
+
+
+def _confirmed(cat: dict) -> list[str]:
+    """The nodes diagnose confirmed faulty: those its failed-nodes records blame."""
+    return [n for n, v in cat["nodes"].items() if v["status"] == NODE_FAILED and v["reason"]]
+
+
+def _diagnose_role(diagnose: dict, confirmed: list[str], node: str) -> str:
+    """What diagnose made of a node: confirmed faulty, healthy (a suspect cleared is healthy again), on a side of
+    an infrastructure fault, else the suspicion it is still under (the no-NVL one says more: it failed with
+    NVLink out of the way)."""
+    infrastructure = [n for f in diagnose.get("infrastructureFaults") or [] for n in
+                      [*(f.get("groupA") or []), *(f.get("groupB") or [])]]
+    for role, members in (("confirmed", confirmed), ("healthy", diagnose.get("healthyNodes")),
+                          ("infrastructure", infrastructure), ("no-nvl-suspect", diagnose.get("noNVLSuspectNodes")),
+                          ("suspect", diagnose.get("suspectNodes"))):
+        if node in (members or []):
+            return role
+    return ""
+
+
+def _names(nodes: list[str] | None) -> str:
+    """`<count>` and the names in brackets, as the Summary lists failed nodes."""
+    nodes = list(nodes or [])
+    return f"{len(nodes)}" + (f" ({', '.join(nodes)})" if nodes else "")
+
+
+def _diagnose_lines(cat: dict) -> list[str]:
+    """The diagnose findings: stage and rounds, the node sets, each round, the screening results and the
+    infrastructure faults."""
+    diagnose = cat.get("diagnose")
+    if not diagnose:
+        return []
+    confirmed = _confirmed(cat)
+    lines = ["### Diagnose", "", "| Field | Value |", "|---|---|", f"| Stage | {md_cell(diagnose.get('stage') or '-')} |",
+             f"| Rounds | {diagnose.get('round', 0)} |",
+             f"| Healthy Nodes | {len(diagnose.get('healthyNodes') or [])} |",
+             f"| Suspect Nodes | {md_cell(_names(diagnose.get('suspectNodes')))} |",
+             f"| No-NVL Suspect Nodes | {md_cell(_names(diagnose.get('noNVLSuspectNodes')))} |",
+             f"| Confirmed Faulty Nodes | {md_cell(_names(confirmed))} |",
+             f"| Infrastructure Faults | {len(diagnose.get('infrastructureFaults') or [])} |"]
+    if diagnose.get("representativeNodes"):
+        lines.append(f"| Representative Nodes | {md_cell(', '.join(diagnose['representativeNodes']))} |")
+    lines.append("")
+    if cat.get("diagnoseRounds"):
+        lines += ["| Round | Stage | Groups | Passed | Failed |", "|---|---|---|---|---|"]
+        lines += [f"| {r['round']} | {md_cell(r['stage'] or '-')} | {md_cell(', '.join(r['groups']))} | {r['passed']} "
+                  f"| {r['failed']} |" for r in cat["diagnoseRounds"]]
+        lines.append("")
+    screening = [(f"{domain}{suffix}", result) for key, suffix in (("screeningResults", ""),
+                                                                   ("noNVLScreeningResults", " (no NVL)"))
+                 for domain, result in sorted((diagnose.get(key) or {}).items(), key=lambda i: natural(i[0]))]
+    if screening:
+        lines += ["| Screening Domain | Nodes | Result |", "|---|---|---|"]
+        lines += [f"| {md_cell(name)} | {md_cell(', '.join(result.get('nodes') or []))} | "
+                  f"{NODE_PASSED if result.get('passed') else NODE_FAILED} |" for name, result in screening]
+        lines.append("")
+    if faults := diagnose.get("infrastructureFaults"):
+        lines += ["| Infrastructure Fault | Stage | Group A | Group B |", "|---|---|---|---|"]
+        lines += [f"| {md_cell(f.get('domain', ''))} | {md_cell(f.get('stage', ''))} | "
+                  f"{md_cell(', '.join(f.get('groupA') or []))} | {md_cell(', '.join(f.get('groupB') or []))} |"
+                  for f in faults]
+        lines.append("")
+    return lines
+
+
+def _diagnose_properties(cat: dict) -> dict[str, str]:
+    """The suite's diagnose properties (JUnit): stage, rounds and the node sets."""
+    diagnose = cat.get("diagnose")
+    if not diagnose:
+        return {}
+    return {"diagnose.stage": diagnose.get("stage", ""), "diagnose.rounds": str(diagnose.get("round", 0)),
+            "diagnose.healthyNodes": ",".join(diagnose.get("healthyNodes") or []),
+            "diagnose.suspectNodes": ",".join(diagnose.get("suspectNodes") or []),
+            "diagnose.noNVLSuspectNodes": ",".join(diagnose.get("noNVLSuspectNodes") or []),
+            "diagnose.confirmedNodes": ",".join(_confirmed(cat)),
+            "diagnose.infrastructureFaults": str(len(diagnose.get("infrastructureFaults") or []))}
 
 
 def overall_result(categories: list[dict], excluded: list[str]) -> str:
@@ -370,7 +481,8 @@ def _figures(category: dict) -> dict[str, dict[str, str]]:
 def junit_xml(report: dict) -> str:
     """One testsuite per category, one testcase per node (classname `<domain>/<variant>`) with its group and the
     group's measured values as properties. A category that failed before any node ran (build, discovery) is one
-    failed testcase named after its Workflow."""
+    failed testcase named after its Workflow. A diagnose category adds the suite properties `diagnose.*` (stage,
+    rounds, the node sets), each node's `diagnose` finding, and a failed testcase per infrastructure fault."""
     root = ET.Element("testsuites", name=report["name"])
     totals = {"tests": 0, "failures": 0, "skipped": 0}
     for cat in report["categories"]:
@@ -378,6 +490,11 @@ def junit_xml(report: dict) -> str:
         suite = ET.SubElement(root, "testsuite", name=key)
         counts = {"tests": 0, "failures": 0, "skipped": 0}
         figures = _figures(cat)
+        if suite_properties := _diagnose_properties(cat):
+            holder = ET.SubElement(suite, "properties")
+            for prop, text in suite_properties.items():
+                ET.SubElement(holder, "property", name=prop, value=text)
+        confirmed = _confirmed(cat)
         cases = list(cat["nodes"].items())
         if not cases:
             status = {PHASE_FAILED: NODE_FAILED, PHASE_SUCCEEDED: NODE_PASSED}.get(cat["status"], NODE_PENDING)
@@ -387,6 +504,8 @@ def junit_xml(report: dict) -> str:
             case = ET.SubElement(suite, "testcase", name=node, classname=key)
             counts["tests"] += 1
             properties = {"group": verdict["group"], **figures.get(verdict["group"], {})} if verdict["group"] else {}
+            if cat.get("diagnose") and (role := _diagnose_role(cat["diagnose"], confirmed, node)):
+                properties["diagnose"] = role
             if properties:
                 holder = ET.SubElement(case, "properties")
                 for prop, value in properties.items():
@@ -404,6 +523,13 @@ def junit_xml(report: dict) -> str:
             elif verdict["status"] == NODE_PENDING:
                 counts["skipped"] += 1
                 ET.SubElement(case, "skipped", message=f"category {key} is {cat['status']}")
+        for fault in (cat.get("diagnose") or {}).get("infrastructureFaults") or []:
+            case = ET.SubElement(suite, "testcase", name=f"infrastructure {fault.get('domain', '')}", classname=key)
+            counts["tests"] += 1
+            counts["failures"] += 1
+            message = (f"infrastructure fault between [{', '.join(fault.get('groupA') or [])}] and "
+                       f"[{', '.join(fault.get('groupB') or [])}] ({fault.get('stage', '')})")
+            ET.SubElement(case, "failure", message=message, type="InfrastructureFault").text = message
         for attr, value in counts.items():
             suite.set(attr, str(value))
             totals[attr] += value
@@ -472,7 +598,8 @@ def _training_lines(domains: list[dict]) -> list[str]:
 
 
 def markdown(report: dict) -> str:
-    """Per category its facts, the bandwidth table, its groups with their figures, its nodes; then the Summary."""
+    """Per category its facts, the bandwidth table, its groups with their figures, the diagnose findings, its
+    nodes; then the Summary."""
     lines = [f"# {report['title']}: {report['name']}", "",
              "| Platform | GPU | Total Nodes | Excluded Nodes |", "|---|---|---|---|",
              f"| {md_cell(report['platform'] or '-')} | {md_cell(report['gpu'] or '-')} | {report['totalNodes']} "
@@ -498,6 +625,7 @@ def markdown(report: dict) -> str:
             lines.append("")
         if groups := _group_rows(cat):
             lines += ["| Group | Nodes | Status | Reason | Measured |", "|---|---|---|---|---|", *groups, ""]
+        lines += _diagnose_lines(cat)
         if cat["nodes"]:
             lines += ["| Node | Group | Status | Reason | Message |", "|---|---|---|---|---|"]
             lines += [f"| {md_cell(n)} | {md_cell(v['group'] or '-')} | {v['status']} | {md_cell(v['reason'])} "

@@ -186,14 +186,19 @@ class Sim:
         if result == "Succeeded" and job["spec"].get("thresholds"):
             self.validate(job, outcome.get("bus_bw", "847.12"))
 
+    @staticmethod
+    def bandwidth_measurement(job: dict, bus_bw: str) -> dict:
+        """The Job's final BandwidthMeasurement with one result row."""
+        return {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "BandwidthMeasurement",
+                "metadata": {"name": f"{job['metadata']['name']}-bandwidth",
+                             "annotations": {"nvcre.nvidia.com/job-uid": job["metadata"]["uid"]}},
+                "spec": {"jobRef": {"name": job["metadata"]["name"]}},
+                "status": {"results": [{"sizeBytes": 8589934592, "algBW": "451.80", "busBW": bus_bw, "samples": 1}],
+                           "conditions": [{"type": "Complete", "status": "True", "reason": "JobSucceeded"}]}}
+
     def validate(self, job: dict, bus_bw: str) -> None:
         """The real Job tier judges the thresholds, from the Job's final BandwidthMeasurement."""
-        measurement = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "BandwidthMeasurement",
-                       "metadata": {"name": f"{job['metadata']['name']}-bandwidth",
-                                    "annotations": {"nvcre.nvidia.com/job-uid": job["metadata"]["uid"]}},
-                       "spec": {"jobRef": {"name": job["metadata"]["name"]}},
-                       "status": {"results": [{"sizeBytes": 8589934592, "algBW": "451.80", "busBW": bus_bw, "samples": 1}],
-                                  "conditions": [{"type": "Complete", "status": "True", "reason": "JobSucceeded"}]}}
+        measurement = self.bandwidth_measurement(job, bus_bw)
         step = job_tier.reconcile(JobWorld(copy.deepcopy(job), pods=self.pods[job["metadata"]["name"]],
                                            measurements=[measurement], now=self.now))
         for action in step.actions:

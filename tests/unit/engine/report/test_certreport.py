@@ -46,12 +46,13 @@ REPORT = {"title", "name", "platform", "gpu", "totalNodes", "excludedNodes", "ex
           "failedNodes", "result", "nodeResults"}
 CATEGORY = {"domain", "variant", "status", "failureReason", "runtime", "testScale", "nodesPerJob", "jobs", "mnnvl",
             "failedGroups", "cliques", "domains", "bandwidth", "transport", "groupBandwidth", "iterations"}
-OURS = {"workflow", "failureCondition", "nodes", "diagnose"}
+OURS = {"workflow", "failureCondition", "nodes", "diagnose", "diagnoseRounds"}
 ITEMS = {"failedNodes": {"name", "reason", "message"}, "nodeResults": {"name", "group", "rack", "status"}}
 CATEGORY_ITEMS = {"bandwidth": {"size", "algBW", "busBW", "samples"},
                   "groupBandwidth": {"groupName", "nodes", "busBW", "transport", "belowMin", "failed"},
                   "domains": {"name", "nodeCount", "goodput", "tflops", "stepTime"},
-                  "iterations": {"number", "status", "duration"}}
+                  "iterations": {"number", "status", "duration"},
+                  "diagnoseRounds": {"round", "stage", "groups", "passed", "failed"}}
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
@@ -68,7 +69,7 @@ def test_nvcre_shape(path: Path) -> None:
     for cat in got["categories"]:
         assert CATEGORY <= set(cat) <= CATEGORY | OURS
         for key, fields in CATEGORY_ITEMS.items():
-            assert all(set(item) == fields for item in cat[key])
+            assert all(set(item) == fields for item in cat.get(key, []))
         assert cat["mnnvl"] in ("Enabled", "Disabled", "")
         for group in cat["failedGroups"]:
             assert set(group) - {"failureLog"} == {"name", "nodeCount", "nodes", "reason"}
