@@ -19,4 +19,4 @@ class ActionModule(EngineAction):
         return run_workflow(Kube(api_client(args)), args["namespace"], args["name"], timeout=options.timeout,
                             until_iteration=args["until_iteration"], poll_interval=options.poll_interval,
                             check_mode=options.check_mode, progress=options.progress, trace=options.trace,
-                            alive=options.alive)
+                            alive=options.alive, warn=options.warn)

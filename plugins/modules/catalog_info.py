@@ -109,6 +109,16 @@ spec:
   description: The built WorkflowSpec (camelCase, as the API server stores it), overrides included.
   returned: when O(domain) and O(variant) are given
   type: dict
+  sample:
+    jobTemplate:
+      spec:
+        workload:
+          trainJob:
+            runtimeRef: {name: nccl-all-reduce-runtime}
+    orchestration: {iterations: 1}
+    dependencies:
+    - kind: TrainingRuntime
+      metadata: {name: nccl-all-reduce-runtime}
 """
 
 from ansible.module_utils.basic import AnsibleModule

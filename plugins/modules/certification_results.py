@@ -74,6 +74,11 @@ report:
   description: The C(CertReport) (camelCase), as written to C(report.json).
   returned: success
   type: dict
+  sample: {title: Certification Report, name: gpu-cert, result: PASSED, platform: aws, gpu: h100, totalNodes: 2,
+           failedNodes: [], excludedNodes: [], exclusionReason: "",
+           nodeResults: [{name: gpu-node-000, group: group-0, rack: "", status: Passed}],
+           categories: [{domain: communication, variant: nccl-all-reduce, status: Succeeded, testScale: full-scale,
+                         nodesPerJob: 2, jobs: 1, bandwidth: [{size: 17179869184, algBW: 192.0, busBW: 360.0, samples: 1}]}]}
 summary:
   description: Name, result, categories passed and total, failed node names, and each category's status.
   returned: success
@@ -84,6 +89,7 @@ files:
   returned: when O(dest) is set
   type: list
   elements: str
+  sample: [cre-reports/gpu-a/report.json, cre-reports/gpu-a/junit.xml, cre-reports/gpu-a/report.md]
 """
 
 from ansible.module_utils.basic import AnsibleModule

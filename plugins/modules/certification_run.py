@@ -23,6 +23,10 @@ description:
 author:
   - cre.certification developers (@cre-certification)
 extends_documentation_fragment:
+  - cre.certification.inputs.target
+  - cre.certification.inputs.gang_scheduler
+  - cre.certification.inputs.options
+  - cre.certification.inputs.categories
   - cre.certification.attributes
   - cre.certification.run_options
   - kubernetes.core.k8s_auth_options
@@ -93,39 +97,78 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+name:
+  description: The Certification's name.
+  returned: success
+  type: str
+  sample: gpu-cert
+namespace:
+  description: The Certification's namespace.
+  returned: success
+  type: str
+  sample: nvcre
 phase:
   description: C(Succeeded), C(Failed) or C(InProgress) (timed out; run again to continue).
   returned: success
   type: str
+  sample: Succeeded
 condition:
   description: The Certification's True condition C({type, reason, message}).
   returned: success
   type: dict
-  sample: {type: Succeeded, reason: AllWorkflowsSucceeded, message: All certification categories completed successfully}
+  sample:
+    {type: Succeeded, reason: AllWorkflowsSucceeded, message: All certification categories completed successfully}
 categories:
   description: Per category C(domain), C(variant), C(workflow), C(status), C(condition), C(succeeded_nodes),
     C(failed_nodes) (C({name, reason, message})), C(excluded_nodes).
   returned: success
   type: list
   elements: dict
+  sample:
+    - domain: communication
+      variant: nccl-all-reduce
+      workflow: gpu-cert-communication-nccl-a-4061a
+      status: Succeeded
+      condition: {type: Succeeded, reason: JobCompleted, message: All 1 iterations completed successfully}
+      succeeded_nodes: [gpu-node-000, gpu-node-001]
+      failed_nodes: []
+      excluded_nodes: []
 summary:
   description: The short form for AWX stats, C({name, namespace, phase, condition, timed_out, categories}) with
     per category C(category), C(workflow), C(status) and the number of C(failed_nodes).
   returned: success
   type: dict
+  sample:
+    name: gpu-cert
+    namespace: nvcre
+    phase: Succeeded
+    timed_out: false
+    condition: {type: Succeeded, reason: AllWorkflowsSucceeded, message: All certification categories completed
+        successfully}
+    categories:
+    - {category: communication/nccl-all-reduce, workflow: gpu-cert-communication-nccl-a-4061a, status: Succeeded,
+      failed_nodes: 0}
 timed_out:
   description: Whether O(timeout) passed before the Certification finished.
   returned: success
   type: bool
+  sample: false
 plan:
   description: In check mode, per category the Workflow it would create and its plan for the live nodes.
   returned: check mode
   type: list
   elements: dict
+  sample:
+    - category: communication/nccl-all-reduce
+      workflow:
+        kind: Workflow
+        metadata: {name: gpu-cert-communication-nccl-a-4061a}
+      plan: {placement: Pinned, total_nodes: 4, nodes_per_job: 2}
 reason:
   description: Why the Certification could not run (C(CategoryNotFound), C(WorkflowNameCollision), ...).
   returned: failure
   type: str
+  sample: CategoryNotFound
 """
 
 from ansible.module_utils.basic import AnsibleModule

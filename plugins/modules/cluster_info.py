@@ -12,13 +12,16 @@ version_added: 0.1.0
 description:
   - Lists the cluster's GPU nodes (C(nvidia.com/gpu.present=true), or the O(target)) and reports the platform
     detected from their providerIDs, the GPU architecture and product, GPUs per node, every node with its
-    readiness and rack, the racks of the topology label, and warnings, as C(nvcrectl cluster info) does.
+    readiness and rack, and the racks of the topology label, as C(nvcrectl cluster info) does.
+  - Mixed GPU counts, a catalog GPU count that differs, nodes with 0 GPUs and a missing topology label show as
+    Ansible warnings.
   - Runs on the controller. Reads only.
   - Fails when the GPU nodes do not share one C(nvidia.com/gpu.product) (C(heterogeneous GPUs) message) or one
     platform, or when no GPU node matches.
 author:
   - cre.certification developers (@cre-certification)
 extends_documentation_fragment:
+  - cre.certification.inputs.target
   - cre.certification.attributes
   - kubernetes.core.k8s_auth_options
 options:
@@ -77,22 +80,27 @@ gpus_per_node:
   description: The smallest allocatable C(nvidia.com/gpu) among the nodes.
   returned: success
   type: int
+  sample: 4
 catalog_gpus_per_node:
   description: GPUs per node the catalog assumes for this architecture and platform.
   returned: success
   type: int
+  sample: 4
 total_nodes:
   description: Number of GPU nodes.
   returned: success
   type: int
+  sample: 16
 ready_nodes:
   description: Number of GPU nodes whose Ready condition is True.
   returned: success
   type: int
+  sample: 16
 total_gpus:
   description: Sum of allocatable GPUs.
   returned: success
   type: int
+  sample: 64
 nodes:
   description: Every GPU node with its GPUs, readiness and rack.
   returned: success
@@ -104,15 +112,11 @@ topology:
   returned: success
   type: dict
   sample: {key: topology.k8s.aws/network-node-layer-1, racks: [{name: nn-1a000001, nodes: [gpu-node-000], node_count: 1}]}
-warnings:
-  description: Mixed GPU counts, a catalog GPU count that differs, nodes with 0 GPUs, a missing topology label.
-  returned: success
-  type: list
-  elements: str
 reason:
   description: Why the cluster could not be summarized (C(HeterogeneousGPU), C(HeterogeneousPlatform), C(NodeDiscoveryError)).
   returned: failure
   type: str
+  sample: HeterogeneousGPU
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -119,10 +119,17 @@ workflow:
     - When the Workflow fails before its overrides are resolved, the Workflow as given.
   returned: always, unless the arguments or the Workflow are invalid
   type: dict
+  sample:
+    apiVersion: nvcre.nvidia.com/v1alpha1
+    kind: Workflow
+    metadata: {name: nccl, annotations: {nvcrectl.nvidia.com/detected-platform: aws}}
+    spec: {orchestration: {placement: Pinned}}
 plan:
   description: What NVCRE would record and create.
   returned: always, unless the arguments or the Workflow are invalid
   type: dict
+  sample: {detected_platform: aws, detected_gpu_architecture: h100, placement: Pinned, total_nodes: 4, nodes_per_job: 2,
+           groups: [{name: group-0, nodes: [gpu-node-000, gpu-node-001], overflow: false, domains: []}]}
   contains:
     detected_platform:
       description: Platform detected from the nodes' providerIDs.

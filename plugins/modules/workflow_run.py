@@ -66,48 +66,57 @@ EXAMPLES = r"""
 RETURN = r"""
 phase:
   description: C(Succeeded), C(Failed) or C(InProgress) (timed out or stopped at O(until_iteration)).
-  returned: always
+  returned: outside check mode
   type: str
+  sample: Succeeded
 condition:
   description: The Workflow's True condition among InProgress, Succeeded and Failed.
-  returned: always
+  returned: outside check mode
   type: dict
   sample: {type: Succeeded, reason: JobCompleted, message: All 1 iterations completed successfully}
 iterations:
   description: Current, completed and total iterations.
-  returned: always
+  returned: outside check mode
   type: dict
+  sample: {current: 1, completed: 1, total: 1}
 groups:
   description: Groups by phase (pending, running, succeeded, failed, total) in the current iteration.
-  returned: always
+  returned: outside check mode
   type: dict
+  sample: {pending: 0, running: 0, succeeded: 2, failed: 0, total: 2}
 succeeded_nodes:
   description: Nodes in the succeeded-nodes ConfigMap.
-  returned: always
+  returned: outside check mode
   type: list
   elements: str
+  sample: [gpu-node-000, gpu-node-001]
 failed_nodes:
   description: Nodes in the failed-nodes ConfigMap, each with its reason and message.
-  returned: always
+  returned: outside check mode
   type: list
   elements: dict
+  sample: [{name: gpu-node-002, reason: HardwareFailureDetected, message: Hardware failure detected by node health check}]
 configmaps:
   description: Names of the succeeded and failed node-result ConfigMaps (null when not written).
-  returned: always
+  returned: outside check mode
   type: dict
+  sample: {succeeded: succeeded-nodes-11fa3bba, failed: failed-nodes-11fa3bba}
 excluded_nodes:
   description: Nodes left out before the run (cordoned, other GPU architecture, too few GPUs).
-  returned: always
+  returned: outside check mode
   type: list
   elements: str
+  sample: [gpu-node-003]
 timed_out:
   description: Whether O(timeout) passed before the Workflow ended.
-  returned: always
+  returned: outside check mode
   type: bool
+  sample: false
 elapsed:
   description: Seconds spent.
-  returned: always
+  returned: outside check mode
   type: float
+  sample: 312.5
 diagnose:
   description:
     - In diagnose mode, the Workflow's C(status.orchestration.diagnose) as the run left it (stage, round,
@@ -119,10 +128,12 @@ plan:
   description: In check mode, the plan as M(cre.certification.workflow_render) returns it, for the live nodes.
   returned: check mode
   type: dict
+  sample: {detected_platform: aws, detected_gpu_architecture: h100, placement: Pinned, total_nodes: 4, nodes_per_job: 2}
 reason:
   description: The condition reason when the Workflow cannot run (for example C(GangSchedulingConflict)).
   returned: failure
   type: str
+  sample: GangSchedulingConflict
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -78,4 +78,4 @@ class EngineAction(ActionBase):
         """The shared run options (timeout, poll_interval) with this task's check mode and Ansible's display."""
         return RunOptions(timeout=args["timeout"], poll_interval=args["poll_interval"],
                           check_mode=bool(self._task.check_mode), progress=display.display, trace=display.v,
-                          alive=caller_alive())
+                          alive=caller_alive(), warn=display.warning)

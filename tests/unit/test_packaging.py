@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import ast
 import re
-import shutil
-import subprocess
 import sys
 import tarfile
 from importlib import metadata
@@ -14,6 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 from packaging.requirements import Requirement
+
+from tests.collection_build import build
 
 ROOT = Path(__file__).resolve().parents[2]
 # Reports, caches and working files a checkout accumulates; none may reach the tarball.
@@ -38,19 +38,8 @@ def requirements() -> dict[str, Requirement]:
 @pytest.fixture(scope="module")
 def tarball(tmp_path_factory) -> list[str]:
     """The member names of the tarball built from a copy of the tracked files plus a checkout's usual junk."""
-    tmp = tmp_path_factory.mktemp("build")
-    tree = tmp / "ansible_collections" / "cre" / "certification"
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
-    for name in filter(None, (f.decode() for f in files)):
-        if (ROOT / name).is_file():
-            (tree / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, tree / name)
-    for name in JUNK:
-        (tree / name).parent.mkdir(parents=True, exist_ok=True)
-        (tree / name).write_text("junk\n")
-    subprocess.run([str(ROOT / ".venv/bin/ansible-galaxy"), "collection", "build", "--output-path", str(tmp)],
-                   cwd=tree, capture_output=True, check=True, timeout=120)
-    with tarfile.open(tmp / "cre-certification-0.1.0.tar.gz") as tar:
+    tarball = build(tmp_path_factory.mktemp("build"), JUNK)
+    with tarfile.open(tarball) as tar:
         return [m.name + ("/" if m.isdir() else "") for m in tar.getmembers()]
 
 

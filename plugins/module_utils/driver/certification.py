@@ -13,7 +13,7 @@ from typing import Any
 from ..engine.api.actions import Ref
 from ..engine.api.errors import WorkflowFailure
 from ..engine.api.vocabulary import API_VERSION, LABEL_CERTIFICATION, WORKFLOW
-from ..engine.plan import category_detect
+from ..engine.plan import category_detect, detect
 from ..engine.reconcile import certification_tier as tier
 from ..kube.rest import ApiException, Kube
 from . import execute
@@ -63,8 +63,10 @@ class CertificationRun:
         if tier.needs_nodes(world):  # a build: what discovery and detection read
             world.nodes = self.kube.list("v1", "Node")
             world.resource_slices = resource_slices(self.kube, world.nodes)
-            world.tcpxo_pods = self.kube.list("v1", "Pod", category_detect.TCPXO_INSTALLER_NAMESPACE,
-                                              category_detect.TCPXO_INSTALLER_SELECTOR)
+            # Only GCP H100 has TCPXO: elsewhere a run needs no right to read kube-system's pods.
+            if any(detect.node_platform(n) == "gcp" for n in world.nodes):
+                world.tcpxo_pods = self.kube.list("v1", "Pod", category_detect.TCPXO_INSTALLER_NAMESPACE,
+                                                  category_detect.TCPXO_INSTALLER_SELECTOR)
         return world
 
     def run(self) -> Obj:
@@ -109,7 +111,7 @@ class CertificationRun:
                 continue
             driven = run_workflow(self.kube, self.namespace, step.drive, timeout=max(deadline - time.monotonic(), 1),
                                   poll_interval=options.poll_interval, progress=options.progress,
-                                  trace=options.trace, alive=options.alive)
+                                  trace=options.trace, alive=options.alive, warn=options.warn)
             self.changed |= bool(driven.get("changed"))
             timed_out = bool(driven.get("timed_out"))
 

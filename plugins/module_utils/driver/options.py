@@ -25,6 +25,7 @@ class RunOptions:
     progress: Callable[[str], None] = _quiet
     trace: Callable[[str], None] | None = None
     alive: Callable[[], bool] | None = None  # asked before every write; False stops the run (the caller is gone)
+    warn: Callable[[str], None] = _quiet
 
     def __post_init__(self) -> None:
         if self.timeout <= 0:

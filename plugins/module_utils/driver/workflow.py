@@ -39,6 +39,7 @@ from .errors import DriverError
 # A resident controller's leader-election lease: a name like these, renewed within this window.
 LEASE_HINTS = ("nvcre", "cluster-readiness-engine")
 LEASE_FRESH = timedelta(seconds=60)
+RESIDENT_NAMESPACE = "nvcre"  # where NVCRE's chart (and nvcrectl setup init) runs the controller
 RESOURCE_API_VERSION = "resource.k8s.io/v1"
 # After the Workflow ends, how long the run keeps reading the logs its measurements still need.
 MEASUREMENT_WIND_DOWN = timedelta(minutes=3)
@@ -46,21 +47,32 @@ MEASUREMENT_WIND_DOWN = timedelta(minutes=3)
 Progress = Callable[[str], None]
 
 
-def refuse_resident_controller(kube: Kube, workflow: dict[str, Any], now: datetime) -> None:
-    """Two controllers on one object lose data: stop if NVCRE itself is running in this cluster."""
+def refuse_resident_controller(kube: Kube, workflow: dict[str, Any], now: datetime, warn: Progress) -> None:
+    """Two controllers on one object lose data: stop if NVCRE itself is running in this cluster. Its leader lease
+    sits where its chart installs it (`nvcre`) or beside the Workflow; no cluster-wide list is needed, and where
+    even that is forbidden the run goes on with a warning."""
     meta = workflow.get("metadata") or {}
     if FINALIZER_WORKFLOW in (meta.get("finalizers") or []):
         raise DriverError(
             f"refusing to drive Workflow {meta.get('namespace')}/{meta.get('name')}: it carries the finalizer "
             f"{FINALIZER_WORKFLOW}, so a resident NVCRE controller manages it")
-    for lease in kube.list("coordination.k8s.io/v1", "Lease"):
-        name = lease["metadata"]["name"]
-        renew = (lease.get("spec") or {}).get("renewTime")
-        renewed = parse_time(renew)
-        if any(h in name for h in LEASE_HINTS) and renewed and now - renewed < LEASE_FRESH:
-            raise DriverError(
-                f"refusing to drive Workflow {meta.get('namespace')}/{meta.get('name')}: a resident NVCRE controller "
-                f"holds the leader lease {lease['metadata'].get('namespace')}/{name} (renewed {renew})")
+    for namespace in sorted({RESIDENT_NAMESPACE, meta.get("namespace") or RESIDENT_NAMESPACE}):
+        try:
+            leases = kube.list("coordination.k8s.io/v1", "Lease", namespace)
+        except ApiException as exc:
+            if exc.status != 403:
+                raise
+            warn(f"could not check for a resident NVCRE controller in namespace {namespace}: listing Leases there "
+                 f"is forbidden; grant it (rbac/40-role-run.yaml) or make sure NVCRE does not run in this cluster")
+            continue
+        for lease in leases:
+            name = lease["metadata"]["name"]
+            renew = (lease.get("spec") or {}).get("renewTime")
+            renewed = parse_time(renew)
+            if any(h in name for h in LEASE_HINTS) and renewed and now - renewed < LEASE_FRESH:
+                raise DriverError(
+                    f"refusing to drive Workflow {meta.get('namespace')}/{meta.get('name')}: a resident NVCRE "
+                    f"controller holds the leader lease {namespace}/{name} (renewed {renew})")
 
 
 def resource_slices(kube: Kube, nodes: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
@@ -83,9 +95,11 @@ class Driver:
     """One Workflow, driven to the end (or the deadline, or `until_iteration`)."""
 
     def __init__(self, kube: Kube, namespace: str, name: str, progress: Progress | None = None,
-                 trace: Progress | None = None, alive: Callable[[], bool] | None = None) -> None:
+                 trace: Progress | None = None, alive: Callable[[], bool] | None = None,
+                 warn: Progress | None = None) -> None:
         self.kube, self.namespace, self.name = kube, namespace, name
         self.progress = progress or (lambda line: None)
+        self.warn = warn or self.progress
         self.trace = trace
         self.alive = alive
         self._last_line = ""
@@ -191,7 +205,7 @@ class Driver:
         start = time.monotonic()
         deadline = start + timeout
         wf = self.workflow()
-        refuse_resident_controller(self.kube, wf, datetime.now(UTC))
+        refuse_resident_controller(self.kube, wf, datetime.now(UTC), self.warn)
         wind_down: float | None = None
         while True:
             now = datetime.now(UTC)
@@ -314,10 +328,11 @@ def _counts(wf: dict[str, Any]) -> dict[str, Any]:
 
 def run_workflow(kube: Kube, namespace: str, name: str, *, timeout: float, until_iteration: int | None = None,
                  poll_interval: float = 2.0, check_mode: bool = False, progress: Progress | None = None,
-                 trace: Progress | None = None, alive: Callable[[], bool] | None = None) -> dict[str, Any]:
+                 trace: Progress | None = None, alive: Callable[[], bool] | None = None,
+                 warn: Progress | None = None) -> dict[str, Any]:
     """Drive one Workflow; the result is documented in docs/dev/driver.md. `alive` is asked before every
     write: when it says no (the caller is gone), the driver stops with `execute.Abandoned`."""
-    driver = Driver(kube, namespace, name, progress, trace, alive)
+    driver = Driver(kube, namespace, name, progress, trace, alive, warn)
     if check_mode:
         planned = driver.plan()
         if planned["failure"]:

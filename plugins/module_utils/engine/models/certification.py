@@ -63,7 +63,9 @@ def _resource_rules() -> list[JsonValue]:
 
 class CPUMemory(K8sModel):
     cpu: Quantity | None = None
+    """CPU cores (a quantity such as 64 or 500m)."""
     memory: Quantity | None = None
+    """Memory (a quantity such as 500Gi)."""
 
 
 class Resources(K8sModel):
@@ -72,7 +74,9 @@ class Resources(K8sModel):
     model_config = ConfigDict(json_schema_extra={VALIDATIONS: _resource_rules()})
 
     limits: CPUMemory | None = None
+    """Most the container may use."""
     requests: CPUMemory | None = None
+    """What the scheduler reserves for the container; not above limits."""
 
     @model_validator(mode="after")
     def _ordered(self) -> Resources:
@@ -94,46 +98,96 @@ class CategoryOptions(K8sModel):
     """
 
     nodes_per_job: Annotated[int, Field(ge=1)] | None = None
+    """Nodes per Job (the group size). Default: from the catalog entry (its minimum GPUs, TP x PP, or numNodes); 1
+    with testScale intra-node.
+    """
     gpus_per_node: Annotated[int, Field(ge=1)] | None = None
+    """GPUs each workload pod requests. Default: the architecture's GPU count (8 on H100, 4 on GB200)."""
     mlnx_per_node: Annotated[int, Field(ge=0)] | None = None
-    """0 opts out of the NIC request."""
+    """RDMA NICs each pod requests; 0 opts out of the NIC request. Default: the architecture's NIC count."""
     nic_resource_name: Annotated[str, StringConstraints(max_length=317, pattern=QUALIFIED_NAME),
                                  AfterValidator(_nic_resource_name), Field(json_schema_extra={VALIDATIONS: [
                                      cel(f"!self.matches({cel_string(_RESERVED_NIC)})", NIC_DOMAIN_MESSAGE)]})] | None = None
+    """Extended resource name of the RDMA NICs (e.g. rdma/ib). Default: the one rdma/* or nvidia.com/mlnxnics
+    resource every target node offers at mlnxPerNode, else none. The kubernetes.io and k8s.io domains are refused.
+    """
     enable_mnnvl: bool | None = Field(None, alias="enableMNNVL")
+    """Multi-node NVLink: renders NCCL_MNNVL_ENABLE=1 (true) or 0 (false) in the workload. Default false."""
     enable_checkpoint: bool | None = None
+    """Training: keep checkpoints on a PVC (storageSize, storageClassName) so a failed run restarts from the last
+    one, up to maxRestarts. Default false.
+    """
     max_steps: Annotated[int, Field(ge=-1)] | None = None
+    """Training steps per run (-1: no limit, exitDurationMins ends the run). Default 50."""
     exit_duration_mins: Annotated[int, Field(ge=0)] | None = None
+    """Training: minutes after which Megatron stops cleanly. Default 30."""
     startup_stall_timeout_seconds: Annotated[int, Field(ge=0)] | None = None
+    """Seconds a workload may run before its first progress line without being called stalled. Default 1200."""
     save_interval: Annotated[int, Field(ge=0)] | None = None
+    """Training: steps between checkpoints. Default 250."""
     save_retain_interval: Annotated[int, Field(ge=0)] | None = None
+    """Training: steps between checkpoints that are kept. Default 1000."""
     save_top_k: int | None = None
+    """Training: how many recent checkpoints are kept. Default 1."""
     storage_size: Quantity | None = None
+    """Size of the checkpoint PVC (a quantity such as 10Ti). Default 10Ti."""
     storage_class_name: str | None = None
+    """StorageClass of the checkpoint PVC. Default: the cluster's default class."""
     max_restarts: Annotated[int, Field(ge=0)] | None = None
+    """Checkpoint restarts a Job may make after a failure. Default 3 when enableCheckpoint is true."""
     resources: Resources | None = None
+    """CPU and memory of the training container; each of the four values falls back to the catalog default on its own
+    (limits cpu 128 / memory 800Gi, requests cpu 64 / memory 500Gi). A per-category block replaces the global one
+    whole.
+    """
     image: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = None
+    """Container image replacing the trainer image (and the init containers that use the same image)."""
     image_pull_secrets: list[str] | None = None
+    """Names of Secrets used to pull the images."""
     source_repo: Annotated[str, StringConstraints(max_length=2048,
                                                   pattern=r"^(https|ssh)://[A-Za-z0-9._~:/@%+-]+$")] | None = None
+    """Megatron-LM repository cloned when the image has none (https:// or ssh://). Default
+    https://github.com/NVIDIA/Megatron-LM.git.
+    """
     repeat_count: Annotated[int, Field(ge=1)] | None = None
+    """Iterations of the whole category (the Workflow's orchestration.iterations). Default 1."""
     test_scale: Literal["intra-node", "intra-rack", "diagnose", "full-scale"] | None = None
+    """How nodes are grouped: intra-node (one node per Job), intra-rack (groups inside one topology domain), full-
+    scale (groups of nodesPerJob), diagnose (fault isolation: screening, bisection, confirmation). Default full-
+    scale.
+    """
     max_bytes: Annotated[str, StringConstraints(pattern=r"^[0-9]+(K|M|G|T)?$")] | None = None
+    """NCCL tests: largest message size (a number with an optional K, M, G or T). Default 16G."""
     num_iterations: Annotated[int, Field(ge=1)] | None = None
+    """NCCL tests: iterations per message size. Default 100 (5 in diagnose)."""
     num_cycles: Annotated[int, Field(ge=1)] | None = None
+    """NCCL tests: cycles over the message sizes. Default 10 (1 in diagnose)."""
     max_concurrent: Annotated[int, Field(ge=0)] | None = None
+    """Jobs that may run at the same time (0: no limit). Default 0."""
     min_group_size: Annotated[int, Field(ge=1)] | None = None
+    """Diagnose: groups this small are not split further. Default 2."""
     timeout_per_job: ShortDuration | None = None
+    """Time a Job may run (h, m, s, ms, e.g. 90m). Default: the catalog entry's, else 15m in diagnose, else 1h."""
     measurement_timeout: ShortDuration | None = None
+    """Time a bandwidth or goodput measurement may take after its Job ends (h, m, s, ms). Default 5m."""
     thresholds: dict[str, str] | None = None
+    """Performance thresholds: metric (busBandwidthGBps, algBandwidthGBps, goodputRatio, avgTFLOPsPerGPU,
+    avgStepTimeSec) to a CEL expression over its measured `value` that returns a bool, e.g. `value >= 400`. A Job
+    whose measurement breaks a threshold fails and blames its nodes with ThresholdViolation.
+    """
     workload_metadata: WorkloadMetadata | None = None
+    """Labels added to the workload object (the TrainJob), never to its pods."""
     rdma_device_access: Literal["hostPath", "devicePlugin"] | None = None
+    """How pods reach the RDMA devices: devicePlugin (the NIC resource) or hostPath (mount /dev/infiniband)."""
 
 
 class Category(K8sModel):
     domain: NonEmpty
+    """Catalog domain (communication, diagnostics, training)."""
     variant: NonEmpty
+    """Catalog variant, e.g. nccl-all-reduce (catalog_info lists them)."""
     options: CategoryOptions | None = None
+    """Options for this category only; each one set here wins over the global value."""
 
 
 class CertificationSpec(CategoryOptions):

@@ -173,6 +173,7 @@ class WorkloadMetadata(K8sModel):
 
     labels: Annotated[dict[LabelKey, LabelValue], Field(max_length=MAX_LABELS, json_schema_extra={
         VALIDATIONS: LABEL_RULES})] | None = None
+    """Labels of the workload object (at most 32 after merging)."""
 
 
 # ---- object metadata ----
@@ -257,12 +258,16 @@ class WorkloadReference(K8sModel):
 
 class NodeSelectorRequirement(K8sModel):
     key: str
+    """Node label key."""
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    """How the label's value is compared with values."""
     values: list[str] | None = None
+    """Values for In and NotIn; empty for Exists and DoesNotExist."""
 
 
 class TaintSelector(K8sModel):
     key: NonEmpty
+    """Taint key."""
     value: str | None = None
     """Empty matches any value."""
     effect: str | None = None
@@ -273,6 +278,12 @@ class TargetSpec(K8sModel):
     """Which nodes to certify; every clause ANDs. Unset selects all nodes."""
 
     node_selector: dict[str, str] | None = None
+    """Labels every target node carries."""
     match_expressions: list[NodeSelectorRequirement] | None = None
+    """Node selector requirements every target node meets."""
     node_names: list[str] | None = None
+    """Only these nodes."""
     taint_selectors: list[TaintSelector] | None = None
+    """Tainted nodes to include (untainted nodes always qualify); listing node.kubernetes.io/unschedulable opts
+    cordoned nodes in and turns the health monitor off.
+    """

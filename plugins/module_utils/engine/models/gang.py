@@ -37,6 +37,7 @@ class GangSchedulerSpec(K8sModel):
     """Which gang scheduler runs the workload pods, and the queue they go to."""
 
     scheduler_name: NonEmpty
+    """Scheduler of the workload pods (e.g. kai-scheduler)."""
     queue: Annotated[str, StringConstraints(max_length=63,
                                             pattern=r"^$|^[a-zA-Z0-9]([a-zA-Z0-9._-]*[a-zA-Z0-9])?$")] | None = None
     """Queue name (a label value); `default-queue` when absent."""

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from .common import (
     PRESERVE,
@@ -21,6 +21,7 @@ from .common import (
     TemplateMeta,
     Timestamp,
     WorkloadReference,
+    fail,
     fixed_presence,
     immutable,
 )
@@ -116,6 +117,24 @@ class DependencySpec(Schemaless):
     api_version: NonEmpty
     kind: NonEmpty
     when: WhenSpec | None = None
+
+    @model_validator(mode="after")
+    def _embedded_metadata(self) -> DependencySpec:
+        # The API server validates an embedded resource's metadata; the engine reads it, so check it here too.
+        metadata = (self.model_extra or {}).get("metadata")
+        if metadata is None:
+            return self
+        if not isinstance(metadata, dict):
+            raise fail("metadata", "metadata must be an object")
+        for key in ("name", "namespace", "generateName"):
+            if key in metadata and not isinstance(metadata[key], str):
+                raise fail("metadata", f"metadata.{key} must be a string")
+        for key in ("labels", "annotations"):
+            value = metadata.get(key)
+            if value is not None and not (isinstance(value, dict) and all(
+                    isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
+                raise fail("metadata", f"metadata.{key} must map strings to strings")
+        return self
 
 
 class OverrideSpec(K8sModel):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..api import naming
+from ..api.errors import InputError
 from ..api.objects import controller_reference
 from ..api.vocabulary import (
     ANNOTATION_GROUP_NODES,
@@ -21,6 +22,8 @@ from ..api.vocabulary import (
 from ..spec import gang
 from . import mnnvl, placement
 from .dependencies import SCOPE_JOB, DependencyPlan, json_copy, manifest
+
+RUNTIME_PATCHES = "spec.jobTemplate.spec.workload.trainJob.runtimePatches"
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 DEFAULT_HEALTH_EXPRESSION = "node.spec.unschedulable == true"
@@ -89,6 +92,7 @@ def job_manifest(workflow: dict[str, Any], job_spec: dict[str, Any], group: dict
 
     train_job = (spec.get("workload") or {}).get("trainJob")
     if train_job is not None:
+        _check_runtime_patches(train_job)
         hosts = placement.affinity_hosts(orchestration, group)
         affinity = placement.node_affinity(hosts, target, gpu_products)
         if not unpinned:
@@ -128,6 +132,31 @@ def job_manifest(workflow: dict[str, Any], job_spec: dict[str, Any], group: dict
     if meta.get("uid"):
         job_meta["ownerReferences"] = [controller_reference(workflow, WORKFLOW, API_VERSION)]
     return {"apiVersion": API_VERSION, "kind": "Job", "metadata": job_meta, "spec": spec}
+
+
+def _check_runtime_patches(train_job: dict[str, Any]) -> None:
+    """The runtimePatches the placement writes into have the Trainer API's shapes (schemaless in the CRD)."""
+    for i, patch in enumerate(train_job.get("runtimePatches") or []):
+        path = f"{RUNTIME_PATCHES}[{i}]"
+        shape: Any = patch
+        for key in ("trainingRuntimeSpec", "template", "spec"):
+            if not isinstance(shape, dict):
+                raise InputError(path, "must be an object")
+            shape, path = shape.get(key) or {}, f"{path}.{key}"
+        if not isinstance(shape, dict) or not isinstance(shape.get("replicatedJobs") or [], list):
+            raise InputError(path, "must be an object with a replicatedJobs list")
+        for j, rj in enumerate(shape.get("replicatedJobs") or []):
+            where = f"{path}.replicatedJobs[{j}]"
+            if not isinstance(rj, dict) or not isinstance(rj.get("name", ""), str):
+                raise InputError(where, "must be an object with a string name")
+            pod: Any = rj
+            for key in ("template", "spec", "template", "spec"):
+                pod, where = pod.get(key, {}), f"{where}.{key}"
+                if not isinstance(pod, dict):
+                    raise InputError(where, "must be an object")
+            for key, kind in (("affinity", dict), ("tolerations", list)):
+                if not isinstance(pod.get(key, kind()), kind):
+                    raise InputError(f"{where}.{key}", f"must be {'an object' if kind is dict else 'a list'}")
 
 
 def _target_names(train_job: dict[str, Any]) -> list[str]:

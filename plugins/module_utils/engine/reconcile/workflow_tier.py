@@ -36,7 +36,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..api import naming
-from ..api.actions import Action, Create, Delete, Event, Ref, Step, UpdateStatus
+from ..api.actions import Action, Create, Delete, Event, Patch, Ref, Step, UpdateStatus
 from ..api.errors import WorkflowFailure
 from ..api.objects import condition, is_true, meta, owned_by, parse_duration, parse_time, set_condition, timestamp
 from ..api.vocabulary import (
@@ -232,6 +232,23 @@ class _Pass:
             if not self.status["dependencyRefs"]:
                 self.status.pop("dependencyRefs")
 
+    def own_job_dependencies(self, group: Obj, job: Obj) -> None:
+        """§7.2: once its Job exists, each namespaced copy of the group gets a non-controller owner reference to
+        it, so deleting the Workflow (and so the Job) lets the garbage collector take the copies too."""
+        job_ref = {"apiVersion": job.get("apiVersion", API_VERSION), "kind": "Job", "name": meta(job).get("name", ""),
+                   "uid": meta(job).get("uid", "")}
+        iteration = self.job_iteration()
+        for ref in self.status.get("dependencyRefs") or []:
+            if ref.get("scope") != SCOPE_JOB or ref.get("groupName") != group["name"] or ref.get("iteration") != iteration:
+                continue
+            live = self.world.dependencies.get(_ref_key(ref))
+            if live is None or not meta(live).get("namespace") or not job_ref["uid"] or owned_by(live, job_ref["uid"]):
+                continue
+            owners = [*(meta(live).get("ownerReferences") or []), job_ref]
+            # The resourceVersion makes the patch conditional: a concurrent change means a re-read, not a clobber.
+            self.actions.append(Patch(_ref_key(ref), {"metadata": {"ownerReferences": owners,
+                                                                   "resourceVersion": meta(live).get("resourceVersion")}}))
+
     def owns(self, obj: Obj) -> bool:
         return owned_by(obj, self.uid) or (meta(obj).get("annotations") or {}).get(ANNOTATION_WORKFLOW_UID) == self.uid
 
@@ -344,6 +361,7 @@ class _Pass:
                 group.pop("jobRef", None)
                 moved = True
                 continue
+            self.own_job_dependencies(group, job)
             terminal = _job_terminal(job)
             self.backfill(group, name, terminal)
             if not terminal:

@@ -122,6 +122,15 @@ class _Conflict(Exception):
     pass
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    """`value` when it is an object; schemaless user data of another type counts as absent (nothing to read)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
 def _validate(job_spec: dict[str, Any], dependencies: list[dict[str, Any]],
               gang_scheduler: dict[str, Any] | None) -> dict[str, Any]:
     working = json.loads(json.dumps(job_spec))  # a JSON deep copy, fast: this runs once per group launch
@@ -163,8 +172,8 @@ def _check_runtime(job_spec: dict[str, Any], dependencies: list[dict[str, Any]],
     if runtime is None:
         raise _Conflict(f'gangScheduler is configured but the workload references runtime "{name}", which is not '
                         f"among the Workflow's TrainingRuntime.{TRAINER_GROUP} dependencies")
-    replicated = (((runtime.get("spec") or {}).get("template") or {}).get("spec") or {}).get("replicatedJobs")
-    if not replicated:
+    replicated = _obj(_obj(_obj(runtime.get("spec")).get("template")).get("spec")).get("replicatedJobs")
+    if not replicated or not isinstance(replicated, list):
         raise _Conflict(f'gangScheduler is configured but TrainingRuntime "{name}" has no '
                         "spec.template.spec.replicatedJobs, so its queue labels cannot be checked")
     job_patch, pod_patch = folded_patch_labels(train_job)
@@ -172,18 +181,18 @@ def _check_runtime(job_spec: dict[str, Any], dependencies: list[dict[str, Any]],
     for index, rj in enumerate(replicated):
         if not isinstance(rj, dict):
             raise _Conflict(f"{head} replicatedJobs[{index}] is not an object, so its queue label cannot be checked")
-        rj_name = rj.get("name", "")
+        rj_name = _text(rj.get("name"))
         where = f'{head} replicatedJob "{rj_name}"'
         template = rj.get("template")
         if not isinstance(template, dict):
             raise _Conflict(f"{where} has no template, so its queue label cannot be checked")
-        pod_template = (template.get("spec") or {}).get("template")
+        pod_template = _obj(template.get("spec")).get("template")
         if not isinstance(pod_template, dict):
             raise _Conflict(f"{where} has no pod template, so its queue label cannot be checked")
         for level_labels, patch, path in (
-                ((template.get("metadata") or {}).get("labels"), job_patch, JOB_LABELS_PATH),
-                ((pod_template.get("metadata") or {}).get("labels"), pod_patch, POD_LABELS_PATH)):
-            effective = {**(level_labels or {}), **patch.get(rj_name, {})}
+                (_obj(template.get("metadata")).get("labels"), job_patch, JOB_LABELS_PATH),
+                (_obj(pod_template.get("metadata")).get("labels"), pod_patch, POD_LABELS_PATH)):
+            effective = {**_obj(level_labels), **patch.get(rj_name, {})}
             sets = (f'gangScheduler is configured with queue "{queue}" but TrainingRuntime "{name}" '
                     f'replicatedJob "{rj_name}"')
             if key not in effective:
@@ -216,8 +225,10 @@ def runtime_patch_jobs(train_job: dict[str, Any]) -> list[dict[str, Any]]:
     """Every replicatedJob entry of every runtimePatch, in patch order."""
     entries: list[dict[str, Any]] = []
     for patch in train_job.get("runtimePatches") or []:
-        spec = ((((patch or {}).get("trainingRuntimeSpec") or {}).get("template") or {}).get("spec") or {})
-        entries.extend(rj for rj in spec.get("replicatedJobs") or [] if isinstance(rj, dict))
+        spec = _obj(_obj(_obj(_obj(patch).get("trainingRuntimeSpec")).get("template")).get("spec"))
+        found = spec.get("replicatedJobs")
+        if isinstance(found, list):
+            entries.extend(rj for rj in found if isinstance(rj, dict))
     return entries
 
 
@@ -226,8 +237,9 @@ def folded_patch_labels(train_job: dict[str, Any]) -> tuple[dict[str, dict], dic
     job_level: dict[str, dict] = {}
     pod_level: dict[str, dict] = {}
     for rj in runtime_patch_jobs(train_job):
-        template = rj.get("template") or {}
-        job_level.setdefault(rj.get("name", ""), {}).update((template.get("metadata") or {}).get("labels") or {})
-        pod_meta = ((template.get("spec") or {}).get("template") or {}).get("metadata") or {}
-        pod_level.setdefault(rj.get("name", ""), {}).update(pod_meta.get("labels") or {})
+        template = _obj(rj.get("template"))
+        name = _text(rj.get("name"))
+        job_level.setdefault(name, {}).update(_obj(_obj(template.get("metadata")).get("labels")))
+        pod_meta = _obj(_obj(_obj(template.get("spec")).get("template")).get("metadata"))
+        pod_level.setdefault(name, {}).update(_obj(pod_meta.get("labels")))
     return job_level, pod_level

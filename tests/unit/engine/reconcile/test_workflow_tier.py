@@ -22,6 +22,7 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.api.actio
     Create,
     Delete,
     Event,
+    Patch,
     Ref,
     Replace,
     UpdateStatus,
@@ -65,6 +66,7 @@ class Sim:
         self.pods: dict[str, list] = {}
         self.events: list[Event] = []
         self.creates: list[dict] = []
+        self.patches: list[Patch] = []
         self.now = START
         self.max_running = 0
         self.wf_ref = Ref.of(workflow)
@@ -132,6 +134,12 @@ class Sim:
                 del self.store[action.ref]
                 if action.ref.kind == "Job":
                     self.pods.pop(action.ref.name, None)
+        elif isinstance(action, Patch):
+            live = self.store[action.ref]
+            assert live["metadata"]["resourceVersion"] == action.patch["metadata"]["resourceVersion"], "409"
+            live["metadata"]["ownerReferences"] = action.patch["metadata"]["ownerReferences"]
+            live["metadata"]["resourceVersion"] = str(next(self.rv))
+            self.patches.append(action)
         elif isinstance(action, Event):
             self.events.append(action)
         else:
@@ -476,3 +484,16 @@ def test_override_error_write_names_its_status_update_failed_event():
 def test_event_messages_are_capped_at_1024_bytes(message, expect):
     capped = event_message(message)
     assert capped == expect and len(capped.encode()) <= 1024
+
+
+def test_job_scoped_copies_get_their_job_as_owner():
+    """§7.2: after its Job is created, each namespaced copy of a group gets a non-controller owner reference to the
+    Job (deleting the Workflow mid-run then leaves nothing behind); the Workflow-scoped ConfigMap keeps its own."""
+    sim = Sim(SCENARIOS[0])
+    sim.run()
+    jobs = {name: job["metadata"]["uid"] for name, job in sim.of_kind("Job").items()}
+    owned = {p.ref.name: p.patch["metadata"]["ownerReferences"] for p in sim.patches}
+    assert sorted(owned) == [f"nccl-runtime-f8135-group-{i}-iter-1" for i in range(6)]
+    for name, owners in owned.items():
+        job = name.replace("nccl-runtime-f8135-", "nccl-test-")
+        assert owners == [{"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job", "name": job, "uid": jobs[job]}]
