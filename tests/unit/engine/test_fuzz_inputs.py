@@ -51,7 +51,7 @@ def paths(doc: Any, prefix: tuple = ()) -> list[tuple]:
 def mutated(draw: st.DrawFn, base: dict[str, Any], min_depth: int) -> Any:
     """`base` with one to three of its values replaced, removed, or given an extra key."""
     doc = copy.deepcopy(base)
-    for _ in range(draw(st.integers(1, 3))):
+    for _change in range(draw(st.integers(1, 3))):
         candidates = [p for p in paths(doc) if len(p) >= min_depth]
         if not candidates:
             break

@@ -237,7 +237,7 @@ class _Pass:
         it, so deleting the Workflow (and so the Job) lets the garbage collector take the copies too."""
         job_ref = {"apiVersion": job.get("apiVersion", API_VERSION), "kind": "Job", "name": meta(job).get("name", ""),
                    "uid": meta(job).get("uid", "")}
-        iteration = self.orch.get("currentIteration", 1)
+        iteration = self.job_iteration()
         for ref in self.status.get("dependencyRefs") or []:
             if ref.get("scope") != SCOPE_JOB or ref.get("groupName") != group["name"] or ref.get("iteration") != iteration:
                 continue
