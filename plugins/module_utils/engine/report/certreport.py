@@ -32,11 +32,11 @@ from ..reconcile.certification_tier import workflow_phase
 from ..spec import thresholds
 from ..spec.log_lines import go_float
 from ..spec.nccl_log import merge_transports, peak
+from . import diagnose_report
+from .text import NODE_FAILED, NODE_PASSED, NODE_PENDING, NODE_SKIPPED, md_cell, natural, seconds, size_text
 
 TITLE = "Certification Report"
 PASSED, FAILED, RUNNING, INCOMPLETE = "PASSED", "FAILED", "RUNNING", "INCOMPLETE"
-# A node's status in a category: NVCRE's Passed and Failed, or excluded before the run, or no verdict yet.
-NODE_PASSED, NODE_FAILED, NODE_SKIPPED, NODE_PENDING = "Passed", "Failed", "Skipped", "Pending"
 FAILURE_LOG_FIELDS = ("podName", "nodeName", "exitCode", "reason", "tail")
 # The measured values by their threshold keys (JUnit property names); unpacking fails if the registry changes.
 BUS_BW, _ALG_BW, GOODPUT_RATIO, AVG_TFLOPS, AVG_STEP_TIME = thresholds.KEYS
@@ -277,119 +277,9 @@ def category_report(category: dict) -> dict:
         report["failureCondition"] = failed_cond["reason"]
     if orchestration.get("diagnose"):
         report["diagnose"] = orchestration["diagnose"]
-        report["diagnoseRounds"] = _diagnose_rounds(orchestration)
+        report["diagnoseRounds"] = diagnose_report.diagnose_rounds(orchestration)
     report["nodes"] = _node_verdicts(category, records)
     return report
-
-
-# ------------------------------------------------------------------ diagnose
-
-# A diagnose group's stage, by its name's prefix (spec measurements.md §6.3), in the order the stages run.
-_STAGE_PREFIXES = (("screen-no-nvl-", "intra-screening-no-nvl"), ("screen-", "intra-screening"),
-                   ("inter-domain", "inter-screening"), ("bisect-", "bisection"), ("intra-", "bisection"),
-                   ("cross-", "cross-boundary"), ("confirm-", "confirmation"))
-_STAGE_ORDER = list(dict.fromkeys(stage for _prefix, stage in _STAGE_PREFIXES))
-
-
-def _stage_of(group_name: str) -> str:
-    return next((stage for prefix, stage in _STAGE_PREFIXES if group_name.startswith(prefix)), "")
-
-
-def _diagnose_rounds(orchestration: dict) -> list[dict]:
-    """The diagnose rounds the status still shows: any in iterationHistory, then the current groups, numbered
-    with diagnose's own round (the last one counted once complete, else the one running); for each its stage(s)
-    as its groups' names tell, its groups, and how many of them passed and failed so far."""
-    diagnose = orchestration.get("diagnose") or {}
-    done = int(diagnose.get("round") or 0)
-    current = done if diagnose.get("stage") == "complete" else done + 1
-    rounds = [(entry.get("iteration", 0), entry.get("groups") or []) for entry in orchestration.get("iterationHistory") or []]
-    rounds.append((current, orchestration.get("groups") or []))
-    out = []
-    for number, members in rounds:
-        if not members:
-            continue
-        stages = sorted({s for g in members if (s := _stage_of(g.get("name", "")))}, key=_STAGE_ORDER.index)
-        out.append({"round": number, "stage": ", ".join(stages), "groups": [g.get("name", "") for g in members],
-                    "passed": sum(1 for g in members if g.get("phase") == PHASE_SUCCEEDED),
-                    "failed": sum(1 for g in members if g.get("phase") == PHASE_FAILED)})
-    return out
-
-
-def _confirmed(cat: dict) -> list[str]:
-    """The nodes diagnose confirmed faulty: those its failed-nodes records blame."""
-    return [n for n, v in cat["nodes"].items() if v["status"] == NODE_FAILED and v["reason"]]
-
-
-def _diagnose_role(diagnose: dict, confirmed: list[str], node: str) -> str:
-    """What diagnose made of a node: confirmed faulty, healthy (a suspect cleared is healthy again), on a side of
-    an infrastructure fault, else the suspicion it is still under (the no-NVL one says more: it failed with
-    NVLink out of the way)."""
-    infrastructure = [n for f in diagnose.get("infrastructureFaults") or [] for n in
-                      [*(f.get("groupA") or []), *(f.get("groupB") or [])]]
-    for role, members in (("confirmed", confirmed), ("healthy", diagnose.get("healthyNodes")),
-                          ("infrastructure", infrastructure), ("no-nvl-suspect", diagnose.get("noNVLSuspectNodes")),
-                          ("suspect", diagnose.get("suspectNodes"))):
-        if node in (members or []):
-            return role
-    return ""
-
-
-def _names(nodes: list[str] | None) -> str:
-    """`<count>` and the names in brackets, as the Summary lists failed nodes."""
-    nodes = list(nodes or [])
-    return f"{len(nodes)}" + (f" ({', '.join(nodes)})" if nodes else "")
-
-
-def _diagnose_lines(cat: dict) -> list[str]:
-    """The diagnose findings: stage and rounds, the node sets, each round, the screening results and the
-    infrastructure faults."""
-    diagnose = cat.get("diagnose")
-    if not diagnose:
-        return []
-    confirmed = _confirmed(cat)
-    lines = ["### Diagnose", "", "| Field | Value |", "|---|---|", f"| Stage | {md_cell(diagnose.get('stage') or '-')} |",
-             f"| Rounds | {diagnose.get('round', 0)} |",
-             f"| Healthy Nodes | {len(diagnose.get('healthyNodes') or [])} |",
-             f"| Suspect Nodes | {md_cell(_names(diagnose.get('suspectNodes')))} |",
-             f"| No-NVL Suspect Nodes | {md_cell(_names(diagnose.get('noNVLSuspectNodes')))} |",
-             f"| Confirmed Faulty Nodes | {md_cell(_names(confirmed))} |",
-             f"| Infrastructure Faults | {len(diagnose.get('infrastructureFaults') or [])} |"]
-    if diagnose.get("representativeNodes"):
-        lines.append(f"| Representative Nodes | {md_cell(', '.join(diagnose['representativeNodes']))} |")
-    lines.append("")
-    if cat.get("diagnoseRounds"):
-        lines += ["| Round | Stage | Groups | Passed | Failed |", "|---|---|---|---|---|"]
-        lines += [f"| {r['round']} | {md_cell(r['stage'] or '-')} | {md_cell(', '.join(r['groups']))} | {r['passed']} "
-                  f"| {r['failed']} |" for r in cat["diagnoseRounds"]]
-        lines.append("")
-    screening = [(f"{domain}{suffix}", result) for key, suffix in (("screeningResults", ""),
-                                                                   ("noNVLScreeningResults", " (no NVL)"))
-                 for domain, result in sorted((diagnose.get(key) or {}).items(), key=lambda i: natural(i[0]))]
-    if screening:
-        lines += ["| Screening Domain | Nodes | Result |", "|---|---|---|"]
-        lines += [f"| {md_cell(name)} | {md_cell(', '.join(result.get('nodes') or []))} | "
-                  f"{NODE_PASSED if result.get('passed') else NODE_FAILED} |" for name, result in screening]
-        lines.append("")
-    if faults := diagnose.get("infrastructureFaults"):
-        lines += ["| Infrastructure Fault | Stage | Group A | Group B |", "|---|---|---|---|"]
-        lines += [f"| {md_cell(f.get('domain', ''))} | {md_cell(f.get('stage', ''))} | "
-                  f"{md_cell(', '.join(f.get('groupA') or []))} | {md_cell(', '.join(f.get('groupB') or []))} |"
-                  for f in faults]
-        lines.append("")
-    return lines
-
-
-def _diagnose_properties(cat: dict) -> dict[str, str]:
-    """The suite's diagnose properties (JUnit): stage, rounds and the node sets."""
-    diagnose = cat.get("diagnose")
-    if not diagnose:
-        return {}
-    return {"diagnose.stage": diagnose.get("stage", ""), "diagnose.rounds": str(diagnose.get("round", 0)),
-            "diagnose.healthyNodes": ",".join(diagnose.get("healthyNodes") or []),
-            "diagnose.suspectNodes": ",".join(diagnose.get("suspectNodes") or []),
-            "diagnose.noNVLSuspectNodes": ",".join(diagnose.get("noNVLSuspectNodes") or []),
-            "diagnose.confirmedNodes": ",".join(_confirmed(cat)),
-            "diagnose.infrastructureFaults": str(len(diagnose.get("infrastructureFaults") or []))}
 
 
 def overall_result(categories: list[dict], excluded: list[str]) -> str:
@@ -490,11 +380,11 @@ def junit_xml(report: dict) -> str:
         suite = ET.SubElement(root, "testsuite", name=key)
         counts = {"tests": 0, "failures": 0, "skipped": 0}
         figures = _figures(cat)
-        if suite_properties := _diagnose_properties(cat):
+        if suite_properties := diagnose_report.diagnose_properties(cat):
             holder = ET.SubElement(suite, "properties")
             for prop, text in suite_properties.items():
                 ET.SubElement(holder, "property", name=prop, value=text)
-        confirmed = _confirmed(cat)
+        confirmed = diagnose_report.confirmed_nodes(cat)
         cases = list(cat["nodes"].items())
         if not cases:
             status = {PHASE_FAILED: NODE_FAILED, PHASE_SUCCEEDED: NODE_PASSED}.get(cat["status"], NODE_PENDING)
@@ -504,7 +394,7 @@ def junit_xml(report: dict) -> str:
             case = ET.SubElement(suite, "testcase", name=node, classname=key)
             counts["tests"] += 1
             properties = {"group": verdict["group"], **figures.get(verdict["group"], {})} if verdict["group"] else {}
-            if cat.get("diagnose") and (role := _diagnose_role(cat["diagnose"], confirmed, node)):
+            if cat.get("diagnose") and (role := diagnose_report.diagnose_role(cat["diagnose"], confirmed, node)):
                 properties["diagnose"] = role
             if properties:
                 holder = ET.SubElement(case, "properties")
@@ -541,31 +431,7 @@ def junit_xml(report: dict) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def seconds(duration: str) -> int:
-    total = 0
-    for amount, unit in re.findall(r"(\d+)([hms])", duration):
-        total += int(amount) * {"h": 3600, "m": 60, "s": 1}[unit]
-    return total
-
-
 # ------------------------------------------------------------------ Markdown
-
-
-def md_cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def size_text(size: int) -> str:
-    """Bytes in binary units, as NVCRE's bandwidth table prints them (`8 B`, `1 MB`, `16 GB`)."""
-    for unit, scale in (("TB", 1 << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
-        if size >= scale:
-            return f"{size / scale:g} {unit}"
-    return f"{size} B"
-
-
-def natural(name: str) -> list[Any]:
-    """group-2 before group-10."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
 def _group_rows(cat: dict) -> list[str]:
@@ -625,7 +491,7 @@ def markdown(report: dict) -> str:
             lines.append("")
         if groups := _group_rows(cat):
             lines += ["| Group | Nodes | Status | Reason | Measured |", "|---|---|---|---|---|", *groups, ""]
-        lines += _diagnose_lines(cat)
+        lines += diagnose_report.diagnose_lines(cat)
         if cat["nodes"]:
             lines += ["| Node | Group | Status | Reason | Message |", "|---|---|---|---|---|"]
             lines += [f"| {md_cell(n)} | {md_cell(v['group'] or '-')} | {v['status']} | {md_cell(v['reason'])} "

@@ -11,7 +11,8 @@ import re
 from typing import Any
 
 from ..api.objects import go_duration, parse_time
-from .certreport import FAILED, INCOMPLETE, PASSED, RUNNING, natural, seconds
+from .certreport import FAILED, INCOMPLETE, PASSED, RUNNING
+from .text import natural, seconds
 
 FLEET_TITLE = "Fleet Certification Report"
 ERROR = "ERROR"  # a host's verdict when no report stands for its run

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .certreport import md_cell, natural
 from .fleet import ERROR
 from .heatmap import rows as heatmap_rows
+from .text import md_cell, natural
 
 Obj = dict[str, Any]
 

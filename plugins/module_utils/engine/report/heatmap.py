@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from html import escape
 
-from .certreport import natural
+from .text import natural
 
 CELL, GAP, LABEL_WIDTH, TOP = 22, 3, 150, 22
 # Low to high: red, amber, green (a diverging scale reads "worse / better" without a legend lookup).

@@ -8,8 +8,9 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from .certreport import TITLE, natural, size_text
+from .certreport import TITLE
 from .heatmap import heatmap_svg
+from .text import natural, size_text
 
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1d1d1d;background:#fff}
