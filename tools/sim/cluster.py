@@ -328,10 +328,23 @@ def _apply_fault_stage(apic: client.ApiClient, kind: str, nodes: list[str]) -> N
         custom.create_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages", body)
 
 
-def restart_apiserver(name: str, down_seconds: float) -> None:
-    """Kill the apiserver, keep it down for `down_seconds`, start it again and wait until it is ready."""
+# `restart --component` names → the kwokctl component (its pid file under pids/).
+RESTARTABLE = {"apiserver": "kube-apiserver", "etcd": "etcd", "scheduler": "kube-scheduler",
+               "kwok": "kwok-controller"}
+
+
+def restart(name: str, component: str, down_seconds: float = 2.0) -> None:
+    """Kill one control-plane component, keep it down for `down_seconds`, start it again (kwokctl starts what
+    is not running) and wait until the apiserver is ready and the component runs."""
+    if component not in RESTARTABLE:
+        raise SimError(f"unknown component {component!r}: must be one of {', '.join(RESTARTABLE)}")
+    if not NAME_RE.match(name) or not cluster_dir(name).exists():
+        raise SimError(f"no cluster named {name!r}")
+    if down_seconds < 0:
+        raise SimError(f"--down-seconds must be 0 or more, got {down_seconds:g}")
     st = ClusterState.load(name)
-    processes.stop(int((cluster_dir(name) / "pids" / "kube-apiserver.pid").read_text()))
+    pid_file = cluster_dir(name) / "pids" / f"{RESTARTABLE[component]}.pid"
+    processes.stop(int(pid_file.read_text()))
     time.sleep(down_seconds)
     bin_dir = binaries()[0]
     _kwokctl(bin_dir, "start", "cluster", "--name", name, "--wait", "2m")
@@ -339,11 +352,15 @@ def restart_apiserver(name: str, down_seconds: float) -> None:
     while True:
         try:
             _kubectl(bin_dir, st.kubeconfig, "get", "--raw", "/readyz")
-            return
+            if processes.alive(int(pid_file.read_text())):
+                return
         except subprocess.CalledProcessError as exc:
             if time.monotonic() > deadline:
-                raise SimError(f"apiserver of {name!r} not ready after restart: {exc.stdout.strip()}") from None
-            time.sleep(0.2)
+                raise SimError(f"apiserver of {name!r} not ready after restarting {component}: "
+                               f"{exc.stdout.strip()}") from None
+        if time.monotonic() > deadline:
+            raise SimError(f"{RESTARTABLE[component]} of {name!r} not running after its restart")
+        time.sleep(0.2)
 
 
 def _now() -> str:
