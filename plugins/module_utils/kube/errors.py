@@ -24,7 +24,7 @@ CREDENTIALS = "kubeconfig/context (or the K8S_AUTH_* variables)"
 INSTALL = {
     GROUP: "install the NVCRE CRDs (role cre.certification.crds)",
     TRAINER_GROUP: "install Kubeflow Trainer v2 (trainjobs.trainer.kubeflow.org v1alpha1)",
-    JOBSET_GROUP: "install JobSet (jobsets.jobset.x-k8s.io v1alpha2), which Kubeflow Trainer runs TrainJobs on",
+    JOBSET_GROUP: "install JobSet (jobsets.jobset.x-k8s.io v1alpha2, which Kubeflow Trainer runs on)",
 }
 _DOING = {"get": "reading", "list": "listing", "create": "creating", "update": "updating", "patch": "patching",
           "delete": "deleting"}
@@ -115,7 +115,7 @@ class Unreachable(Exception):
         doing = self.target.doing()
         if self.tls:
             return (f"{doing}: TLS with the API server {self.host} failed: {self.cause}; set ca_cert to the CA "
-                    f"that signed its certificate (or point {CREDENTIALS} at the right cluster)")
+                    "that signed its certificate, or point kubeconfig/context at the right cluster")
         return (f"{doing}: cannot reach the API server {self.host}: {self.cause} ({_tries(self.attempts, self.elapsed)}); "
                 f"check that it runs and that {CREDENTIALS} point at it, then rerun")
 
