@@ -65,26 +65,25 @@ def run_args(sim: Sim, ns: str, kubeconfig: Path | None = None, **extra: Any) ->
             "poll_interval": 0.5, **extra}
 
 
+NVCRE_KINDS = "Workflow, Job, BandwidthMeasurement, GoodputMeasurement, LogProfile"
+INSTALL_CRDS = "install the NVCRE CRDs (role cre.certification.crds)"
+
+
 def test_missing_crds_are_one_line_naming_them_and_the_role(bare: Sim) -> None:
-    rc, result = ansible_module("workflow_run", run_args(bare, "default"))
-    assert rc != 0
-    assert result["msg"] == (
-        "preflight of Workflow default/nccl-test: the server does not serve Workflow, Job, BandwidthMeasurement, "
-        "GoodputMeasurement, LogProfile (nvcre.nvidia.com/v1alpha1); install the NVCRE CRDs (role "
-        "cre.certification.crds), then rerun; nothing was written")
-    rc, result = ansible_module("certification_run", {"kubeconfig": str(bare.kubeconfig), "name": "gb",
-                                                      "namespace": "default", "categories": [CATEGORY]})
-    assert rc != 0
-    assert result["msg"] == (
-        "preflight of Certification default/gb: the server does not serve Workflow, Job, BandwidthMeasurement, "
-        "GoodputMeasurement, LogProfile, Certification (nvcre.nvidia.com/v1alpha1); install the NVCRE CRDs (role "
-        "cre.certification.crds), then rerun; nothing was written")
-    rc, result = ansible_module("certification_results", {"kubeconfig": str(bare.kubeconfig), "workflow": "wf",
-                                                          "namespace": "default"})
-    assert rc != 0
-    assert result["msg"] == ("reading Workflow default/wf: the server does not serve Workflow "
-                             "(nvcre.nvidia.com/v1alpha1); install the NVCRE CRDs (role cre.certification.crds) "
-                             "and rerun")
+    kubeconfig = str(bare.kubeconfig)
+    for module, args, line in [
+        ("workflow_run", run_args(bare, "default"),
+         f"preflight of Workflow default/nccl-test: the server does not serve {NVCRE_KINDS} "
+         f"(nvcre.nvidia.com/v1alpha1); {INSTALL_CRDS}, then rerun; nothing was written"),
+        ("certification_run", {"kubeconfig": kubeconfig, "name": "gb", "namespace": "default", "categories": [CATEGORY]},
+         f"preflight of Certification default/gb: the server does not serve {NVCRE_KINDS}, Certification "
+         f"(nvcre.nvidia.com/v1alpha1); {INSTALL_CRDS}, then rerun; nothing was written"),
+        ("certification_results", {"kubeconfig": kubeconfig, "workflow": "wf", "namespace": "default"},
+         f"reading Workflow default/wf: the server does not serve Workflow (nvcre.nvidia.com/v1alpha1); "
+         f"{INSTALL_CRDS} and rerun"),
+    ]:
+        rc, result = ansible_module(module, args)
+        assert (rc, result["msg"]) == (2, line), module
 
 
 # ---------------------------------------------------------------- a ServiceAccount without rights
