@@ -59,7 +59,7 @@ def warnings_to_display() -> Iterator[None]:
     seen: set[str] = set()
 
     def show(message: Warning | str, category: type[Warning], *_args: Any, **_kwargs: Any) -> None:
-        text = f"{category.__name__}: {str(message).split(' See: ')[0]}"
+        text = f"{category.__name__}: {str(message).split(' See: ', maxsplit=1)[0]}"
         if text not in seen:
             seen.add(text)
             display.warning(text)

@@ -21,7 +21,7 @@ import urllib3
 import yaml
 from kubernetes import client
 
-from tests.ansible_run import ENV, ROOT, ansible_module
+from tests.ansible_run import ENV, ROOT, ansible_module, run_until
 from tools.sim import cluster
 
 from .conftest import Sim, _name, install_crds
@@ -132,8 +132,9 @@ def test_no_rights_preflight_lists_everything_missing_and_writes_nothing(sim: Si
         "metadata": {"name": "read-workflows"},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "read-workflows"},
         "subjects": [{"kind": "ServiceAccount", "name": "nobody", "namespace": ns}]})
-    rest = [p for p in forbidden if not p.startswith(("get workflows", "list workflows", "get configmaps",
-                                                       "create configmaps", "update configmaps", "create events"))]
+    granted = ("get workflows", "list workflows", "get configmaps", "create configmaps", "update configmaps",
+               "create events")
+    rest = [p for p in forbidden if not p.startswith(granted)]
     deadline = time.monotonic() + 10  # RBAC reaches the authorizer's cache within a moment
     while True:
         rc, result = ansible_module("workflow_run", run_args(sim, ns, kubeconfig))
@@ -295,3 +296,32 @@ def test_run_survives_a_restart_while_groups_run(sim: Sim, component: str) -> No
     assert result["condition"] == {"type": "Succeeded", "reason": "JobCompleted",
                                    "message": "All 2 iterations completed successfully"}
     assert result["succeeded_nodes"] == nodes(0, 1) and result["failed_nodes"] == []
+
+
+# ---------------------------------------------------------------- secrets
+
+
+def test_the_token_appears_nowhere(sim: Sim, tmp_path: Path) -> None:
+    """A run with a bearer token as `api_key`, at -vvv: the token is in no output line, event, status or
+    ConfigMap."""
+    ns = start(sim, workflow(nodes(0, 1)))
+    core = client.CoreV1Api(sim.api)
+    core.create_namespaced_service_account(ns, {"metadata": {"name": "runner"}})
+    client.RbacAuthorizationV1Api(sim.api).create_cluster_role_binding({
+        "metadata": {"name": f"{ns}-runner"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"kind": "ServiceAccount", "name": "runner", "namespace": ns}]})
+    token = core.create_namespaced_service_account_token("runner", ns, {"spec": {}}).status.token
+    cluster_config = yaml.safe_load(sim.kubeconfig.read_text())["clusters"][0]["cluster"]
+    try:
+        lines = run_until("workflow_run", {
+            "name": "nccl-test", "namespace": ns, "host": cluster_config["server"], "api_key": token,
+            "ca_cert": cluster_config["certificate-authority"], "timeout": 120, "poll_interval": 0.5}, None)
+    finally:
+        client.RbacAuthorizationV1Api(sim.api).delete_cluster_role_binding(f"{ns}-runner")
+    assert any("-> Succeeded (JobCompleted)" in line for line in lines), lines[-20:]
+    written = json.dumps([stored(sim, ns), client.ApiClient().sanitize_for_serialization(
+        [core.list_namespaced_event(ns), core.list_namespaced_config_map(ns)])])
+    for secret in (token, token[-24:]):
+        assert not [line for line in lines if secret in line]
+        assert secret not in written

@@ -40,4 +40,3 @@ def api_client(params: dict[str, Any]) -> kubernetes.client.ApiClient:
     for header, value in _create_headers(**auth_params).items():
         _set_header(api, header, value)
     return api
-

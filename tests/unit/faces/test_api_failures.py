@@ -70,8 +70,8 @@ def test_api_error_is_still_an_api_exception_with_the_status_callers_check() -> 
 
 
 def test_preflight_failure_passes_its_message_through() -> None:
-    assert failure(PreflightFailure("preflight of Workflow n/w: x")) == {"failed": True,
-                                                                        "msg": "preflight of Workflow n/w: x"}
+    line = "preflight of Workflow n/w: x"
+    assert failure(PreflightFailure(line)) == {"failed": True, "msg": line}
 
 
 def test_a_plain_bug_is_not_mapped() -> None:
@@ -101,7 +101,7 @@ def test_warnings_reach_the_display_once(monkeypatch: pytest.MonkeyPatch) -> Non
     shown: list[str] = []
     monkeypatch.setattr(engine_action.display, "warning", shown.append)
     with warnings_to_display():
-        for _ in range(3):
+        for _attempt in range(3):
             warnings.warn_explicit("Unverified HTTPS request is being made to host '127.0.0.1'. Adding certificate "
                                    "verification is strongly advised. See: https://example.invalid/advanced-usage",
                                    UserWarning, "rest.py", 1)
