@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan.cluster_summary import summarize
-from ansible_collections.cre.certification.plugins.module_utils.kube.client import api_client, list_nodes
+from ansible_collections.cre.certification.plugins.module_utils.kube.client import api_client
+from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube
 from ansible_collections.cre.certification.plugins.modules.cluster_info import SPEC
 from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction
 
@@ -14,5 +15,5 @@ class ActionModule(EngineAction):
     _supports_check_mode = True
 
     def execute(self, args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
-        nodes = list_nodes(api_client(args))
+        nodes = Kube(api_client(args)).list("v1", "Node")
         return {"changed": False, **summarize(nodes, args["target"], args["topology_key"] or "")}

@@ -3,8 +3,10 @@ engine or a driver on the controller, and turn every deliberate error into a fai
 from __future__ import annotations
 
 import os
+import warnings
 from abc import abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
@@ -16,6 +18,7 @@ from ansible_collections.cre.certification.plugins.module_utils.driver.execute i
 from ansible_collections.cre.certification.plugins.module_utils.driver.options import RunOptions
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError, WorkflowFailure
 from ansible_collections.cre.certification.plugins.module_utils.kube.client import MissingLibrary
+from ansible_collections.cre.certification.plugins.module_utils.kube.errors import ApiError, NotServed, Unreachable
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import ApiException
 
 try:
@@ -35,6 +38,8 @@ def caller_alive() -> Callable[[], bool]:
 
 def failure(exc: Exception) -> dict[str, Any] | None:
     """The failed result for a deliberate error, None for anything else (which stays a bug to see)."""
+    if isinstance(exc, (ApiError, NotServed, Unreachable)):
+        return {"failed": True, "msg": exc.line()}
     if isinstance(exc, WorkflowFailure):
         return {"failed": True, "reason": exc.reason, "msg": exc.message}
     if isinstance(exc, (InputError, DriverError, Abandoned, MissingLibrary)):
@@ -45,6 +50,23 @@ def failure(exc: Exception) -> dict[str, Any] | None:
     if ApiException is not None and isinstance(exc, ApiException):
         return {"failed": True, "msg": f"API error {exc.status} {exc.reason}: {status_message(exc)}"}
     return None
+
+
+@contextmanager
+def warnings_to_display() -> Iterator[None]:
+    """Python warnings raised while a face runs (urllib3's InsecureRequestWarning on every request to a server
+    whose certificate is not checked) reach Ansible's display, each text once, instead of raw stderr."""
+    seen: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], *_args: Any, **_kwargs: Any) -> None:
+        text = f"{category.__name__}: {str(message).split(' See: ', maxsplit=1)[0]}"
+        if text not in seen:
+            seen.add(text)
+            display.warning(text)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
 
 
 class EngineAction(ActionBase):
@@ -68,7 +90,8 @@ class EngineAction(ActionBase):
         except AnsibleActionFail as exc:
             return {**result, **exc.result}
         try:
-            result.update(self.execute(args, task_vars or {}))
+            with warnings_to_display():
+                result.update(self.execute(args, task_vars or {}))
         except Exception as exc:  # noqa: BLE001 - only deliberate errors are mapped; the rest re-raise
             failed = failure(exc)
             if failed is None:

@@ -27,7 +27,7 @@ REQUIRED = ("plugins/", "roles/", "catalog/", "crds/", "logprofiles/", "meta/run
 # Import name -> distribution name, for the third-party imports of plugins/.
 DISTRIBUTIONS = {"kubernetes": "kubernetes", "pydantic": "pydantic", "pydantic_core": "pydantic",
                  "jsonpatch": "jsonpatch", "jsonpointer": "jsonpointer", "yaml": "pyyaml", "celpy": "cel-python",
-                 "durationpy": "durationpy"}
+                 "durationpy": "durationpy", "urllib3": "urllib3"}
 
 
 def requirements() -> dict[str, Requirement]:

@@ -1,4 +1,4 @@
-"""CLI: `python -m tools.sim up|down|status|fault|demo` (run from the repo root)."""
+"""CLI: `python -m tools.sim up|down|status|fault|restart|demo` (run from the repo root)."""
 from __future__ import annotations
 
 import argparse
@@ -48,6 +48,10 @@ def main(argv: list[str] | None = None) -> int:
                          help="slow, link, nvlink: the bandwidth factor (default: slow 0.5, link 0.5, nvlink 0.25)")
     p_fault.add_argument("--peer", default="", help="link: the domain on the other side of the faulty link")
     p_fault.add_argument("--name", default="cre")
+    p_restart = sub.add_parser("restart", help="kill a control-plane component and start it again")
+    p_restart.add_argument("--component", required=True, choices=sorted(cluster.RESTARTABLE))
+    p_restart.add_argument("--down-seconds", type=float, default=2.0, help="how long it stays down (default 2)")
+    p_restart.add_argument("--name", default="cre")
     sub.add_parser("build", help="build the binaries into the cache (setup does this)")
     sub.add_parser("demo", help="the smoke demo of make demo")
     args = parser.parse_args(argv)
@@ -60,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(cluster.status(), indent=2))
         elif args.cmd == "fault":
             cluster.fault(args.name, args.node, args.kind, args.factor, args.peer)
+        elif args.cmd == "restart":
+            cluster.restart(args.name, args.component, args.down_seconds)
         elif args.cmd == "build":
             print(cluster.binaries()[0])
         elif args.cmd == "demo":

@@ -407,22 +407,42 @@ def _apply_fault_stage(apic: client.ApiClient, kind: str, nodes: list[str]) -> N
         custom.create_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages", body)
 
 
-def restart_apiserver(name: str, down_seconds: float) -> None:
-    """Kill the apiserver, keep it down for `down_seconds`, start it again and wait until it is ready."""
+# `restart --component` names → the kwokctl component (its pid file under pids/).
+RESTARTABLE = {"apiserver": "kube-apiserver", "etcd": "etcd", "scheduler": "kube-scheduler",
+               "kwok": "kwok-controller"}
+
+
+def restart(name: str, component: str, down_seconds: float = 2.0) -> None:
+    """Kill one control-plane component, keep it down for `down_seconds`, start it again (kwokctl starts what
+    is not running) and wait until the apiserver is ready and the component runs."""
+    if component not in RESTARTABLE:
+        raise SimError(f"unknown component {component!r}: must be one of {', '.join(RESTARTABLE)}")
+    if not NAME_RE.match(name) or not cluster_dir(name).exists():
+        raise SimError(f"no cluster named {name!r}")
+    if down_seconds < 0:
+        raise SimError(f"--down-seconds must be 0 or more, got {down_seconds:g}")
     st = ClusterState.load(name)
-    processes.stop(int((cluster_dir(name) / "pids" / "kube-apiserver.pid").read_text()))
+    pid_file = cluster_dir(name) / "pids" / f"{RESTARTABLE[component]}.pid"
+    processes.stop(int(pid_file.read_text()))
     time.sleep(down_seconds)
     bin_dir = binaries()[0]
-    _kwokctl(bin_dir, "start", "cluster", "--name", name, "--wait", "2m")
     deadline = time.monotonic() + 60
     while True:
+        # kwokctl skips a component whose old pid still exists (a zombie not yet reaped): start until it runs.
+        if not processes.alive(int(pid_file.read_text())):
+            _kwokctl(bin_dir, "start", "cluster", "--name", name, "--wait", "2m")
         try:
             _kubectl(bin_dir, st.kubeconfig, "get", "--raw", "/readyz")
-            return
+            if processes.alive(int(pid_file.read_text())):
+                return
+            log = cluster_dir(name) / "logs" / f"{RESTARTABLE[component]}.log"
+            last = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
+            problem = f"{RESTARTABLE[component]} not running: {' '.join(last)[-300:]}"
         except subprocess.CalledProcessError as exc:
-            if time.monotonic() > deadline:
-                raise SimError(f"apiserver of {name!r} not ready after restart: {exc.stdout.strip()}") from None
-            time.sleep(0.2)
+            problem = f"apiserver not ready: {exc.stdout.strip()}"
+        if time.monotonic() > deadline:
+            raise SimError(f"cluster {name!r} after restarting {component}: {problem}")
+        time.sleep(0.5)
 
 
 def _now() -> str:

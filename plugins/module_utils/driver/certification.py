@@ -18,6 +18,7 @@ from ..engine.reconcile import certification_tier as tier
 from ..kube.rest import ApiException, Kube
 from . import execute
 from .options import RunOptions
+from .preflight import preflight
 from .results import category_data
 from .workflow import resource_slices, run_workflow
 
@@ -112,7 +113,7 @@ class CertificationRun:
             driven = run_workflow(self.kube, self.namespace, step.drive, timeout=max(deadline - time.monotonic(), 1),
                                   poll_interval=options.poll_interval, progress=options.progress,
                                   trace=options.trace, alive=options.alive, heartbeat=options.heartbeat,
-                                  warn=options.warn)
+                                  warn=options.warn, preflighted=True)
             self.changed |= bool(driven.get("changed"))
             timed_out = bool(driven.get("timed_out"))
 
@@ -146,6 +147,7 @@ def run_certification(kube: Kube, args: Obj, options: RunOptions, on_start: Call
                       ) -> Obj:
     """Drive the Certification `args` describes; `on_start` receives the run (the face reads `changed` from it
     when the run ends in an error)."""
+    preflight(kube, args["namespace"], f"Certification {args['namespace']}/{args['name']}", certification=True)
     run = CertificationRun(kube, args, options)
     on_start(run)
     return run.run()

@@ -15,6 +15,7 @@ except ImportError:
 
 from ..engine.api.actions import Action, Create, Delete, Event, Patch, Ref, Replace, Step, UpdateStatus, event_message
 from ..engine.reconcile import ownership
+from ..kube.errors import Unreachable
 from ..kube.rest import Kube
 from .errors import Abandoned
 
@@ -93,6 +94,10 @@ def _attempt(kube: Kube, action: Action) -> ApiException | None:
         _execute(kube, action)
     except ApiException as exc:
         return exc
+    except Unreachable:
+        if isinstance(action, Event):  # best effort, and never sent twice (the server names it)
+            return None
+        raise
     return None
 
 

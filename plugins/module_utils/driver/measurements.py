@@ -20,6 +20,7 @@ from ..engine.api.vocabulary import API_VERSION, BANDWIDTH_MEASUREMENT, COMPLETE
 from ..engine.reconcile import bandwidth_tier, goodput_tier
 from ..engine.reconcile.measurement import LogRead, Read
 from ..engine.spec.log_lines import split_timestamp
+from ..kube.errors import Unreachable
 from ..kube.rest import ApiException, Kube
 from .execute import status_message
 
@@ -154,6 +155,8 @@ class MeasurementPass(ABC):
             return LogRead(error=f"reading log of pod {read.pod}: log cannot be read in full: {exc}", retryable=False)
         except ApiException as exc:
             return LogRead(error=f"reading log of pod {read.pod}: {status_message(exc)}")
+        except Unreachable as exc:  # the API server restarting: read again on a later pass
+            return LogRead(error=f"reading log of pod {read.pod}: {exc.cause}")
 
 
 class BandwidthPass(MeasurementPass):

@@ -36,6 +36,7 @@ from ..kube.rest import ApiException, Kube
 from . import execute, measurements
 from .errors import DriverError
 from .heartbeat import Heartbeat, heartbeat_line
+from .preflight import preflight
 
 # A resident controller's leader-election lease: a name like these, renewed within this window.
 LEASE_HINTS = ("nvcre", "cluster-readiness-engine")
@@ -333,10 +334,13 @@ def _counts(wf: dict[str, Any]) -> dict[str, Any]:
 def run_workflow(kube: Kube, namespace: str, name: str, *, timeout: float, until_iteration: int | None = None,
                  poll_interval: float = 2.0, check_mode: bool = False, progress: Progress | None = None,
                  trace: Progress | None = None, alive: Callable[[], bool] | None = None,
-                 heartbeat: float = 300, warn: Progress | None = None) -> dict[str, Any]:
+                 heartbeat: float = 300, warn: Progress | None = None, preflighted: bool = False) -> dict[str, Any]:
     """Drive one Workflow; the result is documented in docs/dev/driver.md. `alive` is asked before every
     write: when it says no (the caller is gone), the driver stops with `execute.Abandoned`. `heartbeat`: seconds
-    without a progress line before a heartbeat line; `warn`: where warnings go (Ansible's display)."""
+    without a progress line before a heartbeat line; `warn`: where warnings go (Ansible's display);
+    `preflighted`: the caller has already checked the APIs and permissions (driver/preflight.py)."""
+    if not preflighted:
+        preflight(kube, namespace, f"Workflow {namespace}/{name}")
     driver = Driver(kube, namespace, name, progress, trace, alive, heartbeat, warn)
     if check_mode:
         planned = driver.plan()

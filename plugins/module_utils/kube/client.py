@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
@@ -41,10 +40,3 @@ def api_client(params: dict[str, Any]) -> kubernetes.client.ApiClient:
     for header, value in _create_headers(**auth_params).items():
         _set_header(api, header, value)
     return api
-
-
-def list_nodes(api: kubernetes.client.ApiClient) -> list[dict[str, Any]]:
-    """All Nodes as plain dicts; skips the client's model round trip, which dominates on large clusters."""
-    response = kubernetes.client.CoreV1Api(api).list_node(_preload_content=False)
-    # With _preload_content=False the client returns the raw urllib3 response, not the V1NodeList it is typed as.
-    return json.loads(response.data)["items"]  # type: ignore[attr-defined]
