@@ -4,13 +4,18 @@ their Job, spec/workflow.md §7.2), the workflow-scoped dependencies, the measur
 ConfigMaps."""
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+import yaml
 from kubernetes import client
 
-from tests.ansible_run import ansible_module
+from tests.ansible_run import ROOT, ansible_module
 
 from .conftest import Sim, own_sim
 
@@ -57,5 +62,29 @@ def test_deleting_mid_run_leaves_nothing_behind(cluster: Sim, deleted: str) -> N
     objects.delete_namespaced_custom_object(*NVCRE, namespace, deleted, name, propagation_policy="Background")
     deadline = time.monotonic() + 120
     while (left := leftovers(cluster, namespace)) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert left == []
+
+
+def test_certify_cleanup_deletes_the_finished_certification_after_its_report(sim: Sim, crds, namespace: str,
+                                                                           tmp_path: Path) -> None:
+    host = {"k8s_kubeconfig": str(sim.kubeconfig), "certify_certification_name": "tidy", "certify_namespace": namespace,
+            "certify_categories": [{"domain": "communication", "variant": "nccl-all-reduce",
+                                    "options": {"nodesPerJob": 8}}],
+            "certify_poll_interval": 0.5, "certify_timeout": 600, "certify_cleanup": True}
+    inventory = {"clusters": {"vars": {"ansible_connection": "local",
+                                       "ansible_python_interpreter": str(ROOT / ".venv/bin/python")},
+                              "hosts": {"lab": host}}}
+    (tmp_path / "inventory.yml").write_text(yaml.safe_dump(inventory))
+    proc = subprocess.run([str(ROOT / ".venv/bin/ansible-playbook"), "-i", "inventory.yml",
+                           str(ROOT / "playbooks/certify.yml")], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=900, check=False,
+                          env={**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")})
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert json.loads((tmp_path / "cre-reports" / "lab" / "report.json").read_text())["result"] == "PASSED"
+    certifications = client.CustomObjectsApi(sim.api).list_namespaced_custom_object(*NVCRE, namespace, "certifications")
+    assert certifications["items"] == []
+    deadline = time.monotonic() + 120
+    while (left := leftovers(sim, namespace)) and time.monotonic() < deadline:
         time.sleep(1)
     assert left == []
