@@ -66,8 +66,8 @@ def test_deleting_mid_run_leaves_nothing_behind(cluster: Sim, deleted: str) -> N
     assert left == []
 
 
-def test_certify_cleanup_deletes_the_finished_certification_after_its_report(sim: Sim, crds, namespace: str,
-                                                                           tmp_path: Path) -> None:
+def test_certify_cleanup_deletes_the_finished_certification(sim: Sim, crds, namespace: str, tmp_path: Path) -> None:
+    """After its report is stored."""
     host = {"k8s_kubeconfig": str(sim.kubeconfig), "certify_certification_name": "tidy", "certify_namespace": namespace,
             "certify_categories": [{"domain": "communication", "variant": "nccl-all-reduce",
                                     "options": {"nodesPerJob": 8}}],

@@ -239,6 +239,8 @@ def test_unschedulable_pods_show_as_job_scheduling_blocked(onprem: Sim, ns: str)
     job = client.CustomObjectsApi(onprem.api).get_namespaced_custom_object(*NVCRE, ns, "jobs", "nccl-test-job")
     assert true_condition(job) == {"type": "Failed", "reason": "JobTimedOut",
                                    "message": "Job exceeded timeoutPerJob while its pods were unschedulable"}
+    log = job["status"]["failureLog"]  # §8.6: read before the Job was failed (no node: its pods never ran)
+    assert log["reason"] == "Timeout" and log["podName"].startswith("nccl-test-job-workload-") and "nodeName" not in log
     assert job["status"]["workloadStartTime"] == start  # stamped once, never moved
 
 

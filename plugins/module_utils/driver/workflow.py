@@ -30,7 +30,7 @@ from ..engine.api.vocabulary import (
     WORKFLOW,
 )
 from ..engine.plan import detect, render
-from ..engine.reconcile import job_tier, node_results, status, workflow_tier
+from ..engine.reconcile import attribution, job_tier, node_results, status, workflow_tier
 from ..engine.reconcile.world import JobWorld, WorkflowWorld
 from ..kube.rest import ApiException, Kube
 from . import execute, measurements
@@ -110,6 +110,7 @@ class Driver:
         self._writes_lock = threading.Lock()  # Job passes run concurrently
         self.passes = (measurements.BandwidthPass(kube, namespace), measurements.GoodputPass(kube, namespace))
         self.measurements: list[dict[str, Any]] = []
+        self.timeout_logs: dict[str, dict[str, Any]] = {}  # Job name -> failureLog, read when it timed out
 
     def workflow(self) -> dict[str, Any]:
         wf = self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, self.name))
@@ -136,7 +137,7 @@ class Driver:
         dependencies = self._dependencies(wf)
         self.measurements = measurements.list_measurements(self.kube, ns, self.name) if jobs else []
         world = WorkflowWorld(wf, jobs, nodes, pods, configmaps, dependencies, now, self._resource_slices(wf, nodes),
-                              self._scopes(wf), self.measurements)
+                              self._scopes(wf), self.measurements, self.timeout_logs)
         job_worlds = {}
         for name, job in jobs.items():
             job_pods = pods.get(name, [])
@@ -265,7 +266,9 @@ class Driver:
         return acted
 
     def _workflow_pass(self, world: WorkflowWorld, requeue: list[float]) -> bool:
-        outcome = self._apply(workflow_tier.reconcile(world), self.name, requeue)
+        step = workflow_tier.reconcile(world)
+        read = self._read_timeout_logs(step.wants_logs, world)
+        outcome = self._apply(step, self.name, requeue)
         failure = outcome.collision
         if outcome.failed_create:
             create, message = outcome.failed_create
@@ -275,7 +278,15 @@ class Driver:
                            f"failed to create dependency {ref.api_version}/{ref.kind} {ref.name}: {message}")
         if failure:
             self._apply(status.fail(world, *failure), self.name, requeue)
-        return outcome.done > 0 or failure is not None
+        return outcome.done > 0 or failure is not None or read
+
+    def _read_timeout_logs(self, wanted: list[str], world: WorkflowWorld) -> bool:
+        """The log tails the tier needs before it fails timed-out Jobs (§8.6), kept for the passes that follow."""
+        for name in wanted:
+            target = attribution.timeout_target(world.pods.get(name, []))
+            log = self.kube.log_tail(self.namespace, target[0]["metadata"]["name"], target[1]) if target else ""
+            self.timeout_logs[name] = attribution.timeout_failure_log(target, log)
+        return bool(wanted)
 
     def _report(self, wf: dict[str, Any], counts: dict[str, Any], elapsed: float) -> None:
         g, it = counts["groups"], counts["iterations"]

@@ -104,3 +104,5 @@ class Step:
     actions: list[Action] = field(default_factory=list)
     requeue_after: float | None = None  # seconds; None = when something changes
     terminal: bool = False
+    # Jobs that timed out, whose failure log (a pod's log tail) the driver must read before the next pass fails them.
+    wants_logs: list[str] = field(default_factory=list)

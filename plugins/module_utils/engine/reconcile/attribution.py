@@ -91,3 +91,34 @@ def failure_log(pods: list[Obj], logs: dict[str, str]) -> Obj:
     if text := logs.get(f"{pod_name}/{container}"):
         log["tail"] = tail(text)
     return log
+
+
+# The Trainer labels the launcher/trainer pods of a TrainJob so; a timeout's log is read from one of them.
+ANCESTOR_STEP = "trainer.kubeflow.org/trainjob-ancestor-step"
+TIMEOUT = "Timeout"
+
+
+def timeout_target(pods: list[Obj]) -> tuple[Obj, str] | None:
+    """§8.6: whose log a timed-out Job keeps: a pod labelled `…/trainjob-ancestor-step=trainer` first (else the
+    first by name), its container `node` first (else its first container); None without pods."""
+    if not pods:
+        return None
+    ranked = sorted(pods, key=lambda p: (((p.get("metadata") or {}).get("labels") or {}).get(ANCESTOR_STEP) != "trainer",
+                                         (p.get("metadata") or {}).get("name", "")))
+    pod = ranked[0]
+    names = [c.get("name", "") for c in (pod.get("spec") or {}).get("containers") or []]
+    return pod, "node" if "node" in names else (names[0] if names else "")
+
+
+def timeout_failure_log(target: tuple[Obj, str] | None, log: str) -> Obj:
+    """The `failureLog` of a timed-out Job: reason Timeout, the pod, its node and the log's tail."""
+    if target is None:
+        return {"reason": POD_NOT_FOUND}
+    pod = target[0]
+    out: Obj = {"podName": (pod.get("metadata") or {}).get("name", "")}
+    if node := (pod.get("spec") or {}).get("nodeName"):
+        out["nodeName"] = node
+    out["reason"] = TIMEOUT
+    if log:
+        out["tail"] = tail(log)
+    return out

@@ -74,7 +74,10 @@ def reconcile(world: WorkflowWorld) -> Step:
     workflow = world.workflow
     if is_true(workflow, SUCCEEDED) or is_true(workflow, FAILED):
         return Step(terminal=True)
-    return _Pass(world).run()
+    run = _Pass(world)
+    step = run.run()
+    step.wants_logs = run.wants_logs
+    return step
 
 
 def _job_terminal(job: Obj) -> bool:
@@ -98,6 +101,7 @@ class _Pass:
         self.namespace = meta(self.workflow).get("namespace", "")
         self.status: Obj = copy.deepcopy(self.workflow.get("status") or {})
         self.orch: Obj = self.status.setdefault("orchestration", {})
+        self.wants_logs: list[str] = []
         self.actions: list[Action] = []
         # The spec as the API server stores it, defaults included (a no-op for a Workflow it accepted).
         self.spec = dump(parse_workflow({k: v for k, v in self.workflow.items() if k != "status"}))["spec"]
@@ -370,6 +374,9 @@ class _Pass:
                     if not blocked and self.in_progress_reason(job) == WORKLOAD_SCHEDULING_BLOCKED:
                         blocked = f"job {name} scheduling blocked: {self.in_progress_message(job)}"
                     continue
+                if name not in self.world.timeout_logs:  # §8.6: its log tail first, then the verdict
+                    self.wants_logs.append(name)
+                    continue
                 job = self.time_out(job, message)
             elif (is_true(job, SUCCEEDED) and (job.get("spec") or {}).get("thresholds")
                   and condition(job, VALIDATION_FAILED) is None):
@@ -426,8 +433,9 @@ class _Pass:
         return TIMEOUT_MESSAGE if launched is not None and self.now - launched > limit else None
 
     def time_out(self, job: Obj, message: str) -> Obj:
-        """Fail the Job with JobTimedOut (its status subresource; the Job tier adds the failure log)."""
+        """Fail the Job with JobTimedOut (its status subresource), with the failure log read while it still ran."""
         status = copy.deepcopy(job.get("status") or {})
+        status.setdefault("failureLog", self.world.timeout_logs[meta(job).get("name", "")])
         self.actions.extend(status_write(job, status, FAILED, JOB_TIMED_OUT, message, self.now))
         return {**job, "status": status}
 

@@ -26,6 +26,8 @@ class WorkflowWorld:
     namespaced: dict[tuple[str, str], bool] = field(default_factory=dict)
     # The Workflow's Bandwidth/GoodputMeasurements (diagnose's bandwidth gate reads them).
     measurements: list[Obj] = field(default_factory=list)
+    # Job name -> the failureLog read for a Job that timed out (Step.wants_logs asked for it).
+    timeout_logs: dict[str, Obj] = field(default_factory=dict)
 
 
 @dataclass

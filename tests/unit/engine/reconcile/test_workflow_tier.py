@@ -31,6 +31,7 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.api.actio
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan.dependencies import DependencyPlan
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import (
+    attribution,
     job_tier,
     node_results,
     ownership,
@@ -67,6 +68,7 @@ class Sim:
         self.events: list[Event] = []
         self.creates: list[dict] = []
         self.patches: list[Patch] = []
+        self.timeout_logs: dict[str, dict] = {}
         self.now = START
         self.max_running = 0
         self.wf_ref = Ref.of(workflow)
@@ -90,7 +92,7 @@ class Sim:
                              nodes=self.nodes, pods=copy.deepcopy(self.pods),
                              configmaps={n: copy.deepcopy(o) for n, o in self.of_kind("ConfigMap").items()
                                          if n.startswith(("succeeded-nodes-", "failed-nodes-"))},
-                             dependencies=deps, now=self.now)
+                             dependencies=deps, now=self.now, timeout_logs=copy.deepcopy(self.timeout_logs))
 
     # -- the driver's side of each action
 
@@ -207,9 +209,20 @@ class Sim:
 
     # -- the loop
 
+    def reconcile(self):
+        """One Workflow-tier pass; as the driver does, the log tails a timed-out Job needs are read, then it passes
+        again at once."""
+        step = workflow_tier.reconcile(self.world())
+        if step.wants_logs:
+            for name in step.wants_logs:
+                target = attribution.timeout_target(self.pods.get(name, []))
+                self.timeout_logs[name] = attribution.timeout_failure_log(target, "step 41 of 100\n")
+            step = workflow_tier.reconcile(self.world())
+        return step
+
     def run(self, kill: tuple[int, int] | None = None, max_steps: int = 200):
         for n in range(max_steps):
-            step = workflow_tier.reconcile(self.world())
+            step = self.reconcile()
             if step.terminal and not step.actions:
                 return n
             try:
@@ -226,7 +239,7 @@ class Sim:
         """Action counts of each step of an uninterrupted run (for the kill points)."""
         counts = []
         for _step in range(200):
-            step = workflow_tier.reconcile(self.world())
+            step = self.reconcile()
             if step.terminal and not step.actions:
                 return counts
             counts.append(len(step.actions))
