@@ -93,9 +93,10 @@ def own_sim(kind: str, profile: str, nodes: int, pod_ms: int = cluster.stages.DE
         cluster.down(name, missing_ok=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def make_sim() -> Iterator[Callable[..., Sim]]:
-    """Start more clusters (`kind`, profile, nodes[, pod_ms]) with the NVCRE CRDs installed; all torn down at the end."""
+    """Start more clusters (`kind`, profile, nodes[, pod_ms]) with the NVCRE CRDs installed; torn down when the
+    module's tests end, so a session never holds every module's clusters at once (the machine has two cores)."""
     made: list[str] = []
 
     def make(kind: str, profile: str, nodes: int, pod_ms: int = cluster.stages.DEFAULT_POD_MILLISECONDS) -> Sim:
@@ -111,9 +112,9 @@ def make_sim() -> Iterator[Callable[..., Sim]]:
         cluster.down(name, missing_ok=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def e2e(make_sim: Callable[[str, str, int], Sim]) -> Sim:
-    """A second 16-node aws-gb200 cluster, with the NVCRE CRDs, for the end-to-end runs."""
+    """A second 16-node aws-gb200 cluster, with the NVCRE CRDs, for a module's end-to-end runs."""
     return make_sim("e2e", "aws-gb200", 16)
 
 
