@@ -50,7 +50,8 @@ def test_two_clusters_certified_in_parallel(make_sim, tmp_path: Path) -> None:
         env={**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")},
         capture_output=True, text=True, timeout=900, check=False)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert sorted(p.name for p in (tmp_path / "cre-reports").iterdir()) == ["east", "west"]
+    assert sorted(p.name for p in (tmp_path / "cre-reports").iterdir() if p.is_dir()) == ["east", "west"]
+    assert (tmp_path / "cre-reports" / "fleet.json").is_file()  # the fleet report beside the cluster folders
     for name in clusters:
         reports = tmp_path / "cre-reports" / name
         report = json.loads((reports / "report.json").read_text())
