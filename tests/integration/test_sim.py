@@ -88,10 +88,13 @@ def test_compute_domain_channel_claims_are_allocated_and_released(sim: Sim, name
 
 def test_workload_fault_fails_trainjob_on_faulty_node(sim: Sim, namespace: str) -> None:
     assert sim_cli("fault", "gpu-node-011", "--kind", "workload", "--name", sim.name).returncode == 0
-    assert run_trainjob(sim.api, namespace, "faulty", ["gpu-node-010", "gpu-node-011"]) == "Failed"
-    failed = [p for p in smoke.node_pods(sim.api, namespace, "faulty") if p.status.phase == "Failed"]
-    assert [p.spec.node_name for p in failed] == ["gpu-node-011"]
-    assert failed[0].status.container_statuses[0].state.terminated.exit_code == 1
+    try:
+        assert run_trainjob(sim.api, namespace, "faulty", ["gpu-node-010", "gpu-node-011"]) == "Failed"
+        failed = [p for p in smoke.node_pods(sim.api, namespace, "faulty") if p.status.phase == "Failed"]
+        assert [p.spec.node_name for p in failed] == ["gpu-node-011"]
+        assert failed[0].status.container_statuses[0].state.terminated.exit_code == 1
+    finally:  # the session cluster is shared: the link test later runs a group on gpu-node-010/011
+        assert sim_cli("fault", "gpu-node-011", "--kind", "none", "--name", sim.name).returncode == 0
 
 
 def test_hardware_fault_marks_node_and_fails_its_pods(sim: Sim, namespace: str) -> None:
