@@ -16,7 +16,7 @@ class ActionModule(EngineAction):
     _supports_check_mode = True
 
     def execute(self, args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
-        return run_certification(Kube(api_client(args)), args, self.run_options(args), self._track)
+        return run_certification(lambda: Kube(api_client(args)), args, self.run_options(args), self._track)
 
     def _track(self, run: Any) -> None:
         self.progress_of = run

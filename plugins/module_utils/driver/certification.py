@@ -31,8 +31,8 @@ Obj = dict[str, Any]
 class CertificationRun:
     """One Certification, driven category after category; `changed` says whether anything was written."""
 
-    def __init__(self, kube: Kube, args: Obj, options: RunOptions) -> None:
-        self.kube, self.args, self.options = kube, args, options
+    def __init__(self, kube: Kube, args: Obj, options: RunOptions, desired: Obj) -> None:
+        self.kube, self.args, self.options, self.desired = kube, args, options, desired
         self.namespace = args["namespace"]
         self.changed = False
         self.build_failures: dict[int, str] = {}
@@ -73,7 +73,7 @@ class CertificationRun:
     def run(self) -> Obj:
         options = self.options
         deadline = time.monotonic() + options.timeout
-        cert = self.certification(tier.desired_certification(self.args))
+        cert = self.certification(self.desired)
         if options.check_mode:
             planned = tier.plan(self.observe(cert, False))
             self.build_failures.update(planned.build_failures)
@@ -143,11 +143,13 @@ class CertificationRun:
         return {"changed": self.changed, **short, "categories": summaries, "summary": short}
 
 
-def run_certification(kube: Kube, args: Obj, options: RunOptions, on_start: Callable[[CertificationRun], None]
-                      ) -> Obj:
+def run_certification(connect: Callable[[], Kube], args: Obj, options: RunOptions,
+                      on_start: Callable[[CertificationRun], None]) -> Obj:
     """Drive the Certification `args` describes; `on_start` receives the run (the face reads `changed` from it
-    when the run ends in an error)."""
+    when the run ends in an error). Bad input is refused before `connect` reaches the cluster."""
+    desired = tier.desired_certification(args)
+    kube = connect()
     preflight(kube, args["namespace"], f"Certification {args['namespace']}/{args['name']}", certification=True)
-    run = CertificationRun(kube, args, options)
+    run = CertificationRun(kube, args, options, desired)
     on_start(run)
     return run.run()
