@@ -29,18 +29,21 @@ from .seed import NVCRE, TRAINER, items, nodes, start, stored, workflow
 
 CATEGORY = {"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "intra-node"}}
 EVERY_PERMISSION = [
-    "get workflows.nvcre.nvidia.com", "list workflows.nvcre.nvidia.com", "update workflows.nvcre.nvidia.com/status",
-    "get jobs.nvcre.nvidia.com", "list jobs.nvcre.nvidia.com", "create jobs.nvcre.nvidia.com",
-    "delete jobs.nvcre.nvidia.com", "update jobs.nvcre.nvidia.com/status",
+    "get workflows.nvcre.nvidia.com", "list workflows.nvcre.nvidia.com", "watch workflows.nvcre.nvidia.com",
+    "update workflows.nvcre.nvidia.com/status",
+    "get jobs.nvcre.nvidia.com", "list jobs.nvcre.nvidia.com", "watch jobs.nvcre.nvidia.com",
+    "create jobs.nvcre.nvidia.com", "delete jobs.nvcre.nvidia.com", "update jobs.nvcre.nvidia.com/status",
     "get bandwidthmeasurements.nvcre.nvidia.com", "list bandwidthmeasurements.nvcre.nvidia.com",
+    "watch bandwidthmeasurements.nvcre.nvidia.com",
     "create bandwidthmeasurements.nvcre.nvidia.com", "update bandwidthmeasurements.nvcre.nvidia.com/status",
     "get goodputmeasurements.nvcre.nvidia.com", "list goodputmeasurements.nvcre.nvidia.com",
+    "watch goodputmeasurements.nvcre.nvidia.com",
     "create goodputmeasurements.nvcre.nvidia.com", "update goodputmeasurements.nvcre.nvidia.com/status",
     "get logprofiles.nvcre.nvidia.com cluster-wide",
-    "get trainjobs.trainer.kubeflow.org", "list trainjobs.trainer.kubeflow.org",
+    "get trainjobs.trainer.kubeflow.org", "list trainjobs.trainer.kubeflow.org", "watch trainjobs.trainer.kubeflow.org",
     "create trainjobs.trainer.kubeflow.org", "delete trainjobs.trainer.kubeflow.org",
-    "list pods", "get pods/log", "get configmaps", "create configmaps", "update configmaps", "create events",
-    "list nodes cluster-wide",
+    "list pods", "watch pods", "get pods/log", "get configmaps", "create configmaps", "update configmaps",
+    "create events", "list nodes cluster-wide", "watch nodes cluster-wide",
 ]
 
 

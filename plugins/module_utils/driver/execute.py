@@ -19,6 +19,7 @@ from ..kube.errors import Unreachable
 from ..kube.rest import Kube
 from .errors import Abandoned
 
+Record = Callable[[dict[str, Any]], None]
 # Parallel creates of one batch; below the kubernetes client's connection pool (5 per CPU, at least 10 on 2).
 CONCURRENCY = 8
 
@@ -48,12 +49,13 @@ def describe(action: Action) -> str:
 
 
 def run(kube: Kube, step: Step, owner_name: str, trace: Callable[[str], None] | None = None,
-        alive: Callable[[], bool] | None = None) -> Outcome:
+        alive: Callable[[], bool] | None = None, record: Record | None = None) -> Outcome:
     """Execute until done or until an action says the world changed under us (409) or we must wait.
 
     Consecutive Creates are independent objects, so they go out together; their outcomes are then handled in
     order, exactly as if issued one by one, and nothing after them starts before all have answered. A run
-    killed mid-batch re-issues the same Creates next pass and adopts what exists."""
+    killed mid-batch re-issues the same Creates next pass and adopts what exists. `record` gets what each
+    write answered (the object as now stored), so a watching caller's cache has it before the event."""
     out = Outcome()
     for batch in _batches(step.actions):
         if alive and not alive():
@@ -61,7 +63,7 @@ def run(kube: Kube, step: Step, owner_name: str, trace: Callable[[str], None] | 
         if trace:
             for action in batch:
                 trace(describe(action))
-        for action, exc in zip(batch, _issue(kube, batch)):
+        for action, exc in zip(batch, _issue(kube, batch, record)):
             if exc is not None and not _absorbed(kube, action, exc, owner_name, out):
                 return out
             out.done += 1
@@ -81,17 +83,19 @@ def _batches(actions: list[Action]) -> Iterator[list[Action]]:
         yield batch
 
 
-def _issue(kube: Kube, batch: list[Action]) -> list[ApiException | None]:
+def _issue(kube: Kube, batch: list[Action], record: Record | None) -> list[ApiException | None]:
     """Each action's ApiException (None when it succeeded); any other error propagates."""
     if len(batch) == 1:
-        return [_attempt(kube, batch[0])]
+        return [_attempt(kube, batch[0], record)]
     with ThreadPoolExecutor(min(CONCURRENCY, len(batch))) as pool:
-        return list(pool.map(lambda action: _attempt(kube, action), batch))
+        return list(pool.map(lambda action: _attempt(kube, action, record), batch))
 
 
-def _attempt(kube: Kube, action: Action) -> ApiException | None:
+def _attempt(kube: Kube, action: Action, record: Record | None = None) -> ApiException | None:
     try:
-        _execute(kube, action)
+        answer = _execute(kube, action)
+        if record and isinstance(answer, dict) and answer.get("metadata") and not isinstance(action, (Delete, Event)):
+            record(answer)
     except ApiException as exc:
         return exc
     except Unreachable:

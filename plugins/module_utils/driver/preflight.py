@@ -49,23 +49,24 @@ class Permission:
         return f"{verb} {resource}{'/' + self.sub if self.sub else ''} {where}"
 
 
-# What the driver does (driver/workflow.py, execute.py, measurements.py), kind by kind.
+# What the driver does (driver/workflow.py, observe.py, execute.py, measurements.py), kind by kind; what it
+# reads it lists once and then watches.
 WORKFLOW_PERMISSIONS = (
-    Permission(GROUP, "workflows", ("get", "list")),
+    Permission(GROUP, "workflows", ("get", "list", "watch")),
     Permission(GROUP, "workflows", ("update",), "status"),
-    Permission(GROUP, "jobs", ("get", "list", "create", "delete")),
+    Permission(GROUP, "jobs", ("get", "list", "watch", "create", "delete")),
     Permission(GROUP, "jobs", ("update",), "status"),
-    Permission(GROUP, "bandwidthmeasurements", ("get", "list", "create")),
+    Permission(GROUP, "bandwidthmeasurements", ("get", "list", "watch", "create")),
     Permission(GROUP, "bandwidthmeasurements", ("update",), "status"),
-    Permission(GROUP, "goodputmeasurements", ("get", "list", "create")),
+    Permission(GROUP, "goodputmeasurements", ("get", "list", "watch", "create")),
     Permission(GROUP, "goodputmeasurements", ("update",), "status"),
     Permission(GROUP, "logprofiles", ("get",), cluster=True),
-    Permission(TRAINER_GROUP, "trainjobs", ("get", "list", "create", "delete")),
-    Permission("", "pods", ("list",)),
+    Permission(TRAINER_GROUP, "trainjobs", ("get", "list", "watch", "create", "delete")),
+    Permission("", "pods", ("list", "watch")),
     Permission("", "pods", ("get",), "log"),
     Permission("", "configmaps", ("get", "create", "update")),
     Permission("", "events", ("create",)),
-    Permission("", "nodes", ("list",), cluster=True),
+    Permission("", "nodes", ("list", "watch"), cluster=True),
 )
 # The Certification tier on top (driver/certification.py): its own object and one Workflow per category.
 CERTIFICATION_PERMISSIONS = (

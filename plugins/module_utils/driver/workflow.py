@@ -1,11 +1,11 @@
 """The driver: observe, reconcile (Job tier, then Workflow tier), execute, repeat.
 
-Everything it knows comes from the cluster at each pass, so a run killed at any point continues on the
-next start. API cost per pass is a fixed handful of list calls, whatever the number of groups.
+Everything it knows comes from the cluster (listed once, then kept current by watches: driver/observe.py), so a
+run killed at any point continues on the next start. A pass reconciles what changed, or asked to be looked at
+again, and then waits for the next change: its cost follows the changes, not the size of the cluster.
 """
 from __future__ import annotations
 
-import functools
 import threading
 import time
 from collections.abc import Callable
@@ -24,18 +24,19 @@ from ..engine.api.vocabulary import (
     IN_PROGRESS,
     JOB,
     LABEL_JOB,
-    LABEL_WORKFLOW,
     TRAINER_API_VERSION,
     TRAINJOB,
     WORKFLOW,
 )
 from ..engine.plan import detect, render
-from ..engine.reconcile import attribution, job_tier, node_results, status, workflow_tier
+from ..engine.reconcile import attribution, job_tier, job_validation, node_results, status, workflow_tier
 from ..engine.reconcile.world import JobWorld, WorkflowWorld
 from ..kube.rest import ApiException, Kube
 from . import execute, measurements
 from .errors import DriverError
 from .heartbeat import Heartbeat, heartbeat_line
+from .observe import Observer
+from .pass_stats import PassStats
 from .preflight import preflight
 
 # A resident controller's leader-election lease: a name like these, renewed within this window.
@@ -111,6 +112,10 @@ class Driver:
         self.passes = (measurements.BandwidthPass(kube, namespace), measurements.GoodputPass(kube, namespace))
         self.measurements: list[dict[str, Any]] = []
         self.timeout_logs: dict[str, dict[str, Any]] = {}  # Job name -> failureLog, read when it timed out
+        self.observer = Observer(kube, namespace, name)
+        self.due: dict[str, float] = {}  # "job/<name>", "measurement/<name>" -> when it asked to be looked at again
+        self.wake_at: float | None = None  # the Workflow tier's next deadline, while nothing changes
+        self.stats = PassStats(kube)
 
     def workflow(self) -> dict[str, Any]:
         wf = self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, self.name))
@@ -118,45 +123,59 @@ class Driver:
             raise DriverError(f"Workflow {self.namespace}/{self.name} not found")
         return wf
 
-    def observe(self, wf: dict[str, Any], now: datetime) -> tuple[WorkflowWorld, dict[str, JobWorld]]:
-        ns = self.namespace
-        jobs = {j["metadata"]["name"]: j for j in self.kube.list(API_VERSION, JOB, ns, f"{LABEL_WORKFLOW}={self.name}")}
-        workloads = ({w["metadata"]["name"]: w for w in self.kube.list(TRAINER_API_VERSION, TRAINJOB, ns, LABEL_JOB)}
-                     if jobs else {})
+    def watched_workflow(self) -> dict[str, Any]:
+        wf = self.observer.workflow()
+        if wf is None:
+            raise DriverError(f"Workflow {self.namespace}/{self.name} not found")
+        return wf
+
+    def observe(self, wf: dict[str, Any], now: datetime, wanted: set[str] | None
+                ) -> tuple[WorkflowWorld, dict[str, JobWorld]]:
+        """The worlds, from the caches; JobWorlds only for the Jobs in `wanted` (None: every Job)."""
+        obs = self.observer
+        jobs = dict(sorted(obs.items(API_VERSION, JOB).items()))
+        workloads = obs.items(TRAINER_API_VERSION, TRAINJOB) if jobs else {}
         pods: dict[str, list[dict[str, Any]]] = {}
-        for pod in self.kube.list("v1", "Pod", ns, LABEL_JOB) if jobs else []:
+        for _name, pod in sorted(obs.items("v1", "Pod").items()) if jobs else ():
             pods.setdefault(pod["metadata"]["labels"][LABEL_JOB], []).append(pod)
-        nodes = self.kube.list("v1", "Node")
-        by_name = {n["metadata"]["name"]: n for n in nodes}
+        by_name = obs.items("v1", "Node")
+        nodes = [by_name[n] for n in sorted(by_name)]
         uid = wf["metadata"]["uid"]
         configmaps = {}
         for cm_name in (naming.succeeded_nodes_configmap(uid), naming.failed_nodes_configmap(uid)):
-            cm = self.kube.get(Ref("v1", "ConfigMap", ns, cm_name))
+            cm = self.kube.get(Ref("v1", "ConfigMap", self.namespace, cm_name))
             if cm is not None:
                 configmaps[cm_name] = cm
-        dependencies = self._dependencies(wf)
-        self.measurements = measurements.list_measurements(self.kube, ns, self.name) if jobs else []
+        refs = (wf.get("status") or {}).get("dependencyRefs") or []
+        dependencies = obs.dependencies((r["apiVersion"], r["kind"]) for r in refs)
+        self.measurements = self._measurements()
         world = WorkflowWorld(wf, jobs, nodes, pods, configmaps, dependencies, now, self._resource_slices(wf, nodes),
                               self._scopes(wf), self.measurements, self.timeout_logs)
         job_worlds = {}
         for name, job in jobs.items():
+            if wanted is not None and name not in wanted:
+                continue
             job_pods = pods.get(name, [])
             job_worlds[name] = JobWorld(
-                job, workloads.get(f"{name}-workload"), job_pods,
-                {p["spec"]["nodeName"]: by_name[p["spec"]["nodeName"]] for p in job_pods
-                 if (p.get("spec") or {}).get("nodeName") in by_name},
+                job, workloads.get(f"{name}-workload"), job_pods, self._pod_nodes(job_pods, by_name),
                 self._logs(job, job_pods), now,
                 [m for m in self.measurements if ((m.get("spec") or {}).get("jobRef") or {}).get("name") == name])
         return world, job_worlds
 
-    def _dependencies(self, wf: dict[str, Any]) -> dict[Ref, dict[str, Any]]:
-        """Live dependency objects, one list per kind (not one get per ref: refs grow with groups)."""
-        refs = (wf.get("status") or {}).get("dependencyRefs") or []
-        found: dict[Ref, dict[str, Any]] = {}
-        for api_version, kind in sorted({(r["apiVersion"], r["kind"]) for r in refs}):
-            for obj in self.kube.list(api_version, kind, self.namespace, f"{LABEL_WORKFLOW}={self.name}"):
-                found[Ref.of(obj)] = obj
-        return found
+    def _measurements(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for kind in measurements.KINDS:
+            out += [m for _n, m in sorted(self.observer.items(API_VERSION, kind).items())]
+        return out
+
+    def _pod_nodes(self, pods: list[dict[str, Any]], cached: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """The Nodes the pods are bound to; one outside the watched selector (it lost a label) is read."""
+        nodes = {}
+        for name in sorted({str((p.get("spec") or {}).get("nodeName") or "") for p in pods} - {""}):
+            node = cached.get(name) or self.kube.get(Ref("v1", "Node", "", name))
+            if node is not None:
+                nodes[name] = node
+        return nodes
 
     def _scopes(self, wf: dict[str, Any]) -> dict[tuple[str, str], bool]:
         """Whether each dependency kind the spec names is namespaced, from API discovery (NVCRE's REST mapper,
@@ -207,68 +226,121 @@ class Driver:
 
     def run(self, timeout: float, until_iteration: int | None = None, poll_interval: float = 2.0) -> dict[str, Any]:
         start = time.monotonic()
-        deadline = start + timeout
         wf = self.workflow()
         refuse_resident_controller(self.kube, wf, datetime.now(UTC), self.warn)
+        self.observer.start(wf)
+        try:
+            return self._loop(start, start + timeout, until_iteration, poll_interval)
+        finally:
+            self.observer.stop()
+
+    def _loop(self, start: float, deadline: float, until_iteration: int | None, poll_interval: float
+              ) -> dict[str, Any]:
+        """Reconcile what changed (or asked to be looked at again), then wait for the next change. The first pass
+        looks at everything: the cluster is the only state, so a restarted run continues where it was."""
         wind_down: float | None = None
+        first, acted = True, False
+        counted: tuple[str, dict[str, Any]] = ("", {})
         while True:
-            now = datetime.now(UTC)
-            world, job_worlds = self.observe(wf, now)
-            acted, requeue = False, [poll_interval]
-            if not terminal(wf):
-                # Each Job's actions touch only that Job and its workload: the Jobs go in parallel.
-                with ThreadPoolExecutor(execute.CONCURRENCY) as pool:
-                    acted = any(list(pool.map(functools.partial(self._job_pass, requeue=requeue), job_worlds.values())))
-            # Measurements before the Workflow tier: a Job it is about to delete still has its log to read.
-            acted |= self._measurement_pass(world, now, requeue)
-            if not terminal(wf):
-                acted |= self._workflow_pass(world, requeue)
-            wf = self.workflow()
-            counts = _counts(wf)
+            self.observer.check()
+            changes = self.observer.take()
+            wf = self.watched_workflow()
+            mono, now = time.monotonic(), datetime.now(UTC)
+            ripe = {key for key, when in self.due.items() if when <= mono}
+            wf_due = self.wake_at is not None and self.wake_at <= mono
+            why = next((label for label, cause in (("start", first), ("acted", acted), ("changed", changes.any),
+                                                   ("due", bool(ripe)), ("deadline", wf_due)) if cause), "")
+            look_at_workflow = first or acted or changes.workflow or wf_due
+            acted = False
+            self.stats.begin()
+            job_worlds: dict[str, JobWorld] = {}
+            if why:
+                jobs = None if first else changes.jobs | {k.split("/", 1)[1] for k in ripe if k.startswith("job/")}
+                world, job_worlds = self.observe(wf, now, jobs)
+                if not terminal(wf):
+                    # Each Job's actions touch only that Job and its workload: the Jobs go in parallel.
+                    with ThreadPoolExecutor(execute.CONCURRENCY) as pool:
+                        acted = any(list(pool.map(self._job_pass, job_worlds.values())))
+                # Measurements before the Workflow tier: a Job it is about to delete still has its log to read.
+                wanted = None if first else changes.measurements | {
+                    k.split("/", 1)[1] for k in ripe if k.startswith("measurement/")}
+                acted |= self._measurement_pass(world, now, wanted, set(job_worlds))
+                if not terminal(wf) and (look_at_workflow or acted):
+                    acted |= self._workflow_pass(world)
+                wf = self.watched_workflow()
+            self.stats.end(why, len(job_worlds))
+            first = False
+            if counted[0] != wf["metadata"].get("resourceVersion"):
+                counted = (wf["metadata"].get("resourceVersion"), _counts(wf))
+            counts = counted[1]
             self._report(wf, counts, time.monotonic() - start)
             self.heartbeat.beat(heartbeat_line(f"{self.namespace}/{self.name}", wf, datetime.now(UTC),
                                                time.monotonic() - start))
             if terminal(wf) and wind_down is None:
                 wind_down = time.monotonic() + MEASUREMENT_WIND_DOWN.total_seconds()
             measuring = wind_down is not None and time.monotonic() < wind_down and measurements.waiting(
-                measurements.list_measurements(self.kube, self.namespace, self.name), world.jobs)
+                self._measurements(), self.observer.items(API_VERSION, JOB))
             done = (terminal(wf) and not measuring) or bool(
                 until_iteration and counts["iterations"]["completed"] >= until_iteration)
             if done or time.monotonic() > deadline:
                 return {**self._summary(wf, counts, self.writes, time.monotonic() - start), "timed_out": not done}
             if not acted:
-                time.sleep(max(0.05, min(*requeue, deadline - time.monotonic())))
+                wake = [deadline, time.monotonic() + poll_interval, *self.due.values()]
+                if self.wake_at is not None:
+                    wake.append(self.wake_at)
+                self.observer.wait(max(0.05, min(wake) - time.monotonic()))
 
-    def _apply(self, step: Step, owner: str, requeue: list[float]) -> execute.Outcome:
-        if step.requeue_after is not None:
-            requeue.append(step.requeue_after)
-        outcome = execute.run(self.kube, step, owner, self.trace, self.alive)
+    def _apply(self, step: Step, owner: str) -> execute.Outcome:
+        outcome = execute.run(self.kube, step, owner, self.trace, self.alive, self.observer.record)
         with self._writes_lock:
             self.writes += outcome.done
         if outcome.retry:
             self.progress(f"{self.namespace}/{owner}: {outcome.retry}")
         return outcome
 
-    def _job_pass(self, jw: JobWorld, requeue: list[float]) -> bool:
-        """The Job tier for one Job; a workload the server refuses is NVCRE's transient WorkloadCreationError."""
+    def _schedule(self, key: str, requeue: float | None) -> None:
+        """When `key` wants to be looked at again even if nothing changes (its Step's requeue_after)."""
+        if requeue is None:
+            self.due.pop(key, None)
+        else:
+            self.due[key] = time.monotonic() + requeue
+
+    def _job_pass(self, jw: JobWorld) -> bool:
+        """The Job tier for one Job; a workload the server refuses is NVCRE's transient WorkloadCreationError.
+        A running Job whose stall only time reveals, or one whose Step was cut short, is looked at again after
+        WorkloadRequeueInterval even if nothing changes."""
         name = jw.job["metadata"]["name"]
-        outcome = self._apply(job_tier.reconcile(jw), name, requeue)
+        step = job_tier.reconcile(jw)
+        outcome = self._apply(step, name)
+        requeue = step.requeue_after
+        cut_short = outcome.done < len(step.actions)  # a 409 or a foreign workload terminating: look again
+        if requeue is None and (cut_short or (not step.terminal and (jw.job.get("spec") or {}).get("stallMultiplier"))):
+            requeue = job_validation.REQUEUE
         problem = outcome.collision[1] if outcome.collision else outcome.failed_create[1] if outcome.failed_create else ""
         if problem:
-            self._apply(job_tier.create_failed(jw, problem), name, requeue)
+            retry = job_tier.create_failed(jw, problem)
+            self._apply(retry, name)
+            requeue = retry.requeue_after
+        with self._writes_lock:
+            self._schedule(f"job/{name}", requeue)
         return outcome.done > 0 or bool(problem)
 
-    def _measurement_pass(self, world: WorkflowWorld, now: datetime, requeue: list[float]) -> bool:
+    def _measurement_pass(self, world: WorkflowWorld, now: datetime, wanted: set[str] | None,
+                          jobs: set[str]) -> bool:
+        """The measurements that changed, asked to be looked at again, or whose Job was reconciled."""
+        chosen = [m for m in self.measurements if wanted is None or m["metadata"]["name"] in wanted
+                  or ((m.get("spec") or {}).get("jobRef") or {}).get("name") in jobs]
         acted = False
         for kind in self.passes:
-            for name, step in kind.steps(self.measurements, world.jobs, world.pods, now):
-                acted |= self._apply(step, name, requeue).done > 0
+            for name, step in kind.steps(chosen, world.jobs, world.pods, now):
+                acted |= self._apply(step, name).done > 0
+                self._schedule(f"measurement/{name}", step.requeue_after)
         return acted
 
-    def _workflow_pass(self, world: WorkflowWorld, requeue: list[float]) -> bool:
+    def _workflow_pass(self, world: WorkflowWorld) -> bool:
         step = workflow_tier.reconcile(world)
         read = self._read_timeout_logs(step.wants_logs, world)
-        outcome = self._apply(step, self.name, requeue)
+        outcome = self._apply(step, self.name)
         failure = outcome.collision
         if outcome.failed_create:
             create, message = outcome.failed_create
@@ -277,7 +349,13 @@ class Driver:
                 failure = (DEPENDENCY_CREATION_ERROR, "Failed to create dependency: "
                            f"failed to create dependency {ref.api_version}/{ref.kind} {ref.name}: {message}")
         if failure:
-            self._apply(status.fail(world, *failure), self.name, requeue)
+            self._apply(status.fail(world, *failure), self.name)
+        # Only a change (which wakes the loop anyway) or its next deadline can change the tier's answer; a Step cut
+        # short (a 409, a foreign object still terminating) is looked at again after its requeue, as NVCRE does.
+        waits = [] if step.wake_at is None else [(step.wake_at - (world.now or datetime.now(UTC))).total_seconds()]
+        if outcome.done < len(step.actions) and step.requeue_after is not None:
+            waits.append(step.requeue_after)
+        self.wake_at = time.monotonic() + max(min(waits), 0.0) if waits else None
         return outcome.done > 0 or failure is not None or read
 
     def _read_timeout_logs(self, wanted: list[str], world: WorkflowWorld) -> bool:

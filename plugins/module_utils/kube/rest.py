@@ -11,6 +11,7 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
@@ -47,6 +48,7 @@ class Kube:
         self.requests: Counter[str] = Counter()
         self.retries = 0  # calls sent again after a retryable failure
         self.log_bytes = 0  # pod-log bytes read (benchmarks hold it against the logs' size)
+        self.bytes_read = 0  # every answer's bytes, watch streams included (benchmarks)
         self._count_lock = threading.Lock()  # the driver calls from several threads
         self._resources: dict[str, dict[str, tuple[str, bool]]] = {}
         self._reached = False  # the server answered once: a later silence is a restart, worth waiting out
@@ -95,6 +97,8 @@ class Kube:
                     wait = backoff.delay(attempt, None, random.random)
             else:
                 self._reached = True
+                with self._count_lock:
+                    self.bytes_read += len(payload or b"")
                 if 200 <= response.status < 300:
                     return payload or b""
                 failure = ApiError(target, response.status, str(response.reason), (payload or b"").decode(errors="replace"))
@@ -109,6 +113,41 @@ class Kube:
                 self.retries += 1
             time.sleep(wait)
             attempt += 1
+
+    def stream(self, path: str, query: dict[str, Any], target: Target, read_timeout: float,
+               accept: str = "application/json", opened: Callable[[Any], None] | None = None) -> Iterator[bytes]:
+        """The lines of a streamed answer (a watch), as they arrive; ApiError on a non-2xx answer, Unreachable
+        when the server cannot be reached or the stream breaks. Not retried: a watch resumes where it was.
+        `opened` gets the open response (closing it from another thread ends the stream)."""
+        self._count("WATCH")
+        url_path = f"{path}?{urlencode(query)}"
+        _method, url, hdrs, _data, _post = self.api.param_serialize(
+            "GET", url_path, header_params={"Accept": accept}, auth_settings=["BearerToken"])
+        try:
+            response = self.api.call_api("GET", url, header_params=hdrs, _request_timeout=(TIMEOUT[0], read_timeout))
+        except (ApiException, HTTPError, OSError) as exc:
+            raise Unreachable(target, self.host(), short_cause(exc, TIMEOUT)[0], False) from None
+        self._reached = True
+        raw = response.response
+        if opened:
+            opened(raw)
+        try:
+            if not 200 <= response.status < 300:
+                raise ApiError(target, response.status, str(response.reason), (raw.data or b"").decode(errors="replace"))
+            pending = b""
+            try:
+                for chunk in raw.stream(64 * 1024):
+                    with self._count_lock:
+                        self.bytes_read += len(chunk)
+                    lines = (pending + chunk).split(b"\n")
+                    pending = lines.pop()
+                    yield from (line for line in lines if line.strip())
+            except (HTTPError, OSError) as exc:
+                raise Unreachable(target, self.host(), short_cause(exc, (TIMEOUT[0], read_timeout))[0], False) from None
+            if pending.strip():
+                yield pending
+        finally:
+            raw.release_conn()
 
     def _group_path(self, api_version: str) -> str:
         return f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"

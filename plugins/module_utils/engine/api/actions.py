@@ -6,6 +6,7 @@ re-read and reconcile again), the UID precondition for deletes, and the ownershi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Union
 
 Obj = dict[str, Any]
@@ -106,3 +107,6 @@ class Step:
     terminal: bool = False
     # Jobs that timed out, whose failure log (a pod's log tail) the driver must read before the next pass fails them.
     wants_logs: list[str] = field(default_factory=list)
+    # The earliest time at which the same world would give another answer (a timeout, a drain bound); None when
+    # only a change can. A driver that watches may skip the reconcile until then while nothing changes.
+    wake_at: datetime | None = None

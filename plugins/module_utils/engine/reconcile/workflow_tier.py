@@ -103,6 +103,7 @@ class _Pass:
         self.orch: Obj = self.status.setdefault("orchestration", {})
         self.wants_logs: list[str] = []
         self.actions: list[Action] = []
+        self.wake_at: datetime | None = None  # the earliest deadline still ahead (Step.wake_at)
         # The spec as the API server stores it, defaults included (a no-op for a Workflow it accepted).
         self.spec = dump(parse_workflow({k: v for k, v in self.workflow.items() if k != "status"}))["spec"]
 
@@ -140,7 +141,8 @@ class _Pass:
         writes = status_write(self.workflow, candidate, kind, reason, message, self.now)
         if candidate != (self.workflow.get("status") or {}):
             self.actions.extend(writes)
-        return Step(self.actions, requeue_after=None if terminal else requeue, terminal=terminal)
+        return Step(self.actions, requeue_after=None if terminal else requeue, terminal=terminal,
+                    wake_at=None if terminal else self.wake_at)
 
     def failed(self, reason: str, message: str) -> Step:
         step = self.write(FAILED, reason, message, None, terminal=True)
@@ -422,15 +424,23 @@ class _Pass:
         start = parse_time(status.get("workloadStartTime"))
         blocked = parse_time(status.get("schedulingBlockedSince"))
         if blocked is not None and scheduling_blocked(status):
-            if self.now - blocked > limit:
+            if self.past(blocked + limit):
                 return TIMEOUT_BLOCKED_MESSAGE
             return TIMEOUT_MESSAGE if start is not None and blocked - start > limit else None
         if start is not None:  # a closed blocked episode does not count (surroundings §2.3)
-            return TIMEOUT_MESSAGE if self.now - start - scheduling_paused(status) > limit else None
+            return TIMEOUT_MESSAGE if self.past(start + scheduling_paused(status) + limit) else None
         if status.get("workloadRef"):
             return None
         launched = parse_time(group.get("startTime"))
-        return TIMEOUT_MESSAGE if launched is not None and self.now - launched > limit else None
+        return TIMEOUT_MESSAGE if launched is not None and self.past(launched + limit) else None
+
+    def past(self, deadline: datetime, reached: bool = False) -> bool:
+        """Whether `deadline` has passed (`reached`: or is now); if not, it is remembered as a time to look again
+        (Step.wake_at)."""
+        if self.now > deadline or (reached and self.now == deadline):
+            return True
+        self.wake_at = deadline if self.wake_at is None else min(self.wake_at, deadline)
+        return False
 
     def time_out(self, job: Obj, message: str) -> Obj:
         """Fail the Job with JobTimedOut (its status subresource), with the failure log read while it still ran."""
@@ -456,7 +466,7 @@ class _Pass:
                 self.actions.append(Delete(Ref(workload.get("apiVersion", ""), workload.get("kind", ""),
                                                workload.get("namespace") or self.namespace, workload["name"]),
                                            uid=workload.get("uid", "")))
-            if not self.drained(name) and self.now < self.drain_deadline(job):
+            if not self.drained(name) and not self.past(self.drain_deadline(job), reached=True):
                 return False
         failed_nodes.extend((job.get("status") or {}).get("failedNodes") or [])
         self.clean_job_dependencies(group)
@@ -559,7 +569,7 @@ class _Pass:
             int(spec.get("minGroupSize") or 2), mnnvl.enabled((self.resolved.get("jobTemplate") or {}).get("spec") or {}),
             bool(spec.get("topologyKey")), failures)
         if decided.pending:  # a measurement is not final: the round is not over (its counter does not move)
-            return Step(self.actions, requeue_after=REQUEUE)
+            return Step(self.actions, requeue_after=REQUEUE, wake_at=self.now + timedelta(seconds=REQUEUE))
         self.orch["diagnose"] = decided.diagnose
         if not decided.phase:
             self.orch.update(groups=decided.groups, totalGroups=len(decided.groups))

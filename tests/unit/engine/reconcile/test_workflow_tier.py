@@ -53,6 +53,15 @@ class Stop(Exception):
     """The driver stops executing a step (kill, retry or collision)."""
 
 
+def untouched(reconcile, world):
+    """The tier's Step, checking that it changed nothing it was handed: the driver's watch caches hand the same
+    objects to every pass (driver/observe.py), so a tier that wrote into one would corrupt what it sees next."""
+    before = copy.deepcopy(world)
+    step = reconcile(world)
+    assert world == before, "the tier changed an object of its world"
+    return step
+
+
 class Sim:
     def __init__(self, scenario: dict) -> None:
         workflow = jsonpatch.apply_patch(BASE, scenario.get("patch") or [])
@@ -212,12 +221,12 @@ class Sim:
     def reconcile(self):
         """One Workflow-tier pass; as the driver does, the log tails a timed-out Job needs are read, then it passes
         again at once."""
-        step = workflow_tier.reconcile(self.world())
+        step = untouched(workflow_tier.reconcile, self.world())
         if step.wants_logs:
             for name in step.wants_logs:
                 target = attribution.timeout_target(self.pods.get(name, []))
                 self.timeout_logs[name] = attribution.timeout_failure_log(target, "step 41 of 100\n")
-            step = workflow_tier.reconcile(self.world())
+            step = untouched(workflow_tier.reconcile, self.world())
         return step
 
     def run(self, kill: tuple[int, int] | None = None, max_steps: int = 200):

@@ -1,0 +1,168 @@
+"""The driver at scale: a Pinned Workflow over every node of a big simulated cluster, beside the same at 1,000.
+
+Run from the repo root: `.venv/bin/python bench/scale.py [--nodes 10000] [--compare 1000]`. For each size N it
+starts a simulated aws-gb200 cluster of N nodes (tools.sim), creates the seed Workflow over every node (Pinned,
+2 nodes per Job => N/2 groups, 1 iteration, pods of `--pod-seconds`), and drives it with `run_workflow` in a
+child process of its own (so that its peak RSS is the driver's alone): discovery, partition, the launch of every
+Job, the pods running and completing, the Workflow Succeeded.
+
+Printed per size: the time to discovery (groups known), to every Job launched, to the end; the driver's passes
+(by why it ran: start, acted — the pass before wrote —, changed, due — a requeue —, deadline; idle: nothing
+changed and nothing was due, it looked and waited again) with the CPU, requests and bytes read per
+pass; the driver's peak RSS; the apiserver's CPU seconds during the run. Then the targets, one line each:
+peak RSS at the big size <= 300 MB, and an idle pass at the big size costs at most twice one at the small size.
+Every cluster started is torn down, also on Ctrl-C. Nothing asserts time: this prints.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / ".collections")]
+
+from ansible_collections.cre.certification.plugins.module_utils.driver.preflight import preflight  # noqa: E402
+from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import Driver  # noqa: E402
+from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube  # noqa: E402
+from tests.integration.conftest import install_crds  # noqa: E402
+from tests.integration.seed import nodes, workflow  # noqa: E402
+from tools.sim import cluster  # noqa: E402
+from tools.sim.state import cluster_dir  # noqa: E402
+
+WORKFLOW = "scale"
+RSS_TARGET_MB = 300
+IDLE_RATIO_TARGET = 2.0
+
+
+def child(kubeconfig: str, ns: str, timeout: float, poll: float) -> None:
+    """Drive the Workflow; print one JSON line with what it cost."""
+    kube = Kube(cluster.api(kubeconfig))
+    lines: list[tuple[float, str]] = []
+    start = time.monotonic()
+    preflight(kube, ns, f"Workflow {ns}/{WORKFLOW}")  # as run_workflow does; the Driver is built here to read its stats
+    run = Driver(kube, ns, WORKFLOW, progress=lambda line: lines.append((time.monotonic() - start, line)),
+                 heartbeat=3600)
+    result = run.run(timeout, None, poll)
+    passes = list(run.stats.passes)
+    hwm = next(int(line.split()[1]) for line in Path("/proc/self/status").read_text().splitlines()
+               if line.startswith("VmHWM:"))
+    print(json.dumps({"phase": result["phase"], "groups": result["groups"]["total"], "elapsed": result["elapsed"],
+                      "lines": lines, "passes": [[p.why, p.jobs, p.cpu, p.requests, p.bytes_read] for p in passes],
+                      "requests": sum(kube.requests.values()), "bytes": kube.bytes_read, "cpu": time.process_time(),
+                      "rss_mb": hwm / 1024}))
+
+
+def apiserver_cpu(name: str) -> float:
+    """CPU seconds (user + system) the cluster's kube-apiserver has used."""
+    pid = int((cluster_dir(name) / "pids" / "kube-apiserver.pid").read_text())
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def milestones(lines: list[tuple[float, str]]) -> dict[str, float | None]:
+    """When the groups were known and when none was pending any more, from the driver's progress lines."""
+    known = launched = None
+    for at, line in lines:
+        if " pending," not in line:
+            continue
+        pending = int(line.split("groups ", 1)[1].split(" pending", 1)[0])
+        total = sum(int(part.strip().split()[0]) for part in line.split("groups ", 1)[1].split(" [")[0].split(" -> ")[0]
+                    .split(","))
+        if total and known is None:
+            known = at
+        if total and pending == 0 and launched is None:
+            launched = at
+    return {"groups known": known, "all launched": launched}
+
+
+def measure(size: int, pod_seconds: float, poll: float, timeout: float) -> dict[str, Any]:
+    name = f"scale-{os.getpid()}-{size}"
+    t0 = time.monotonic()
+    kubeconfig = cluster.up("aws-gb200", size, name, int(pod_seconds * 1000))
+    try:
+        up = time.monotonic() - t0
+        api = cluster.api(kubeconfig)
+        install_crds(api)
+        kube = Kube(api)
+        ns = f"scale-{size}"
+        kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        kube.create({**workflow(nodes(*range(size))), "metadata": {"name": WORKFLOW, "namespace": ns}})
+        print(f"[{size} nodes] cluster up in {up:.0f}s; driving", flush=True)
+        before = apiserver_cpu(name)
+        proc = subprocess.run([sys.executable, __file__, "--child", str(kubeconfig), ns, str(timeout), str(poll)],
+                              capture_output=True, text=True, check=False, timeout=timeout + 120)
+        if proc.returncode != 0:
+            raise SystemExit(f"the driver at {size} nodes failed:\n{proc.stderr[-3000:]}")
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        out.update(size=size, up=up, apiserver_cpu=apiserver_cpu(name) - before)
+        if out["phase"] != "Succeeded":
+            raise SystemExit(f"the Workflow at {size} nodes ended {out['phase']}")
+        return out
+    finally:
+        cluster.down(name, missing_ok=True)
+
+
+def summary(passes: list[list[Any]], why: str) -> dict[str, float]:
+    chosen = [p for p in passes if p[0] == why]
+    if not chosen:
+        return {"count": 0, "cpu_ms": float("nan"), "requests": float("nan"), "kb": float("nan")}
+    return {"count": len(chosen), "cpu_ms": statistics.mean(p[2] for p in chosen) * 1000,
+            "requests": statistics.mean(p[3] for p in chosen), "kb": statistics.mean(p[4] for p in chosen) / 1024}
+
+
+def report(r: dict[str, Any]) -> None:
+    marks = milestones(r["lines"])
+    known, launched = marks["groups known"], marks["all launched"]
+    print(f"\n{r['size']} nodes, {r['groups']} groups: cluster up {r['up']:.0f}s; groups known at "
+          f"{known if known is None else round(known, 1)}s, every Job launched at "
+          f"{launched if launched is None else round(launched, 1)}s, Succeeded at {r['elapsed']:.1f}s")
+    print(f"  {'passes':8} {'count':>6} {'cpu ms/pass':>12} {'requests/pass':>14} {'KiB read/pass':>14}")
+    for why in ("start", "acted", "changed", "due", "deadline", ""):
+        s = summary(r["passes"], why)
+        print(f"  {why or 'idle':8} {s['count']:6d} {s['cpu_ms']:12.3f} {s['requests']:14.2f} {s['kb']:14.1f}")
+    print(f"  driver: {r['cpu']:.1f}s CPU, {r['requests']} requests, {r['bytes'] / 2**20:.1f} MiB read, peak RSS "
+          f"{r['rss_mb']:.0f} MB; apiserver CPU during the run {r['apiserver_cpu']:.1f}s")
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM tears down like Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5]))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=10000)
+    parser.add_argument("--compare", type=int, default=1000)
+    parser.add_argument("--pod-seconds", type=float, default=60.0, help="how long each pod runs")
+    parser.add_argument("--poll", type=float, default=1.0, help="the driver's longest wait between passes")
+    parser.add_argument("--timeout", type=float, default=3600.0)
+    args = parser.parse_args()
+    signal.signal(signal.SIGTERM, _interrupt)
+    results = {}
+    for size in (args.compare, args.nodes):
+        results[size] = measure(size, args.pod_seconds, args.poll, args.timeout)
+        report(results[size])
+    big, small = results[args.nodes], results[args.compare]
+    idle_big, idle_small = summary(big["passes"], "")["cpu_ms"], summary(small["passes"], "")["cpu_ms"]
+    ratio = idle_big / idle_small if idle_small else float("nan")
+    print("\nTargets")
+    print(f"TARGET {args.nodes} nodes driver peak RSS <= {RSS_TARGET_MB} MB: {big['rss_mb']:.0f} MB "
+          f"{'PASS' if big['rss_mb'] <= RSS_TARGET_MB else 'FAIL'}")
+    print(f"TARGET idle pass {args.nodes} vs {args.compare} nodes <= {IDLE_RATIO_TARGET:g}x: {ratio:.2f}x "
+          f"({idle_big:.3f} vs {idle_small:.3f} ms) {'PASS' if ratio <= IDLE_RATIO_TARGET else 'FAIL'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,248 @@
+"""What the driver sees of the cluster: informers over the Workflow's objects, and which Jobs a change touches.
+
+The old way was a fixed handful of lists per pass, each as big as the cluster. Now the caches are listed once
+and kept by watches; a pass reads memory, and only the Jobs (and measurements) something happened to are
+reconciled again. NVCRE maps a Node's events to Jobs through a pod nodeName index; so does this.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.api.actions import Ref
+from ..engine.api.vocabulary import (
+    API_VERSION,
+    JOB,
+    LABEL_JOB,
+    LABEL_WORKFLOW,
+    TRAINER_API_VERSION,
+    TRAINJOB,
+    WORKFLOW,
+)
+from ..engine.plan import detect
+from ..kube.rest import Kube
+from ..kube.watch import Informer
+from .measurements import KINDS as MEASUREMENT_KINDS
+
+Obj = dict[str, Any]
+WORKLOAD_SUFFIX = "-workload"
+# Changes that arrive together are reconciled together: a pass waits this long after the first one.
+SETTLE = 0.05
+# Label-selector operators the API accepts in a list's labelSelector (Gt/Lt exist only in node affinity).
+SELECTOR_OPERATORS = {"In": "in", "NotIn": "notin"}
+
+
+def _meta(obj: Obj) -> Obj:
+    return obj.get("metadata") or {}
+
+
+def trim_pod(pod: Obj) -> Obj:
+    """A pod as the engine reads it: metadata, where it runs, its containers' names and its status (the
+    spec's env, volumes and commands are most of a pod's bytes and nothing reads them)."""
+    spec = pod.get("spec") or {}
+    kept: Obj = {"nodeName": spec.get("nodeName")} if spec.get("nodeName") else {}
+    for key in ("containers", "initContainers"):
+        if spec.get(key):
+            kept[key] = [{"name": c.get("name", "")} for c in spec[key]]
+    return {"apiVersion": pod.get("apiVersion"), "kind": pod.get("kind"), "metadata": _meta(pod), "spec": kept,
+            "status": pod.get("status") or {}}
+
+
+def trim_node(node: Obj) -> Obj:
+    """A node without its image list, the addresses/daemon endpoints no rule reads, and its conditions' heartbeat
+    times: a kubelet renews those every few seconds, and none of it is a change to anything a run decides."""
+    status = {k: v for k, v in (node.get("status") or {}).items() if k not in ("images", "addresses", "daemonEndpoints")}
+    if status.get("conditions"):
+        status["conditions"] = [{k: v for k, v in c.items() if k != "lastHeartbeatTime"} for c in status["conditions"]]
+    return {**node, "status": status}
+
+
+def trim_workload(workload: Obj) -> Obj:
+    """A TrainJob's metadata and status: the Job tier judges those; its spec is ours and never read back."""
+    return {k: v for k, v in workload.items() if k != "spec"}
+
+
+def trim_metadata(obj: Obj) -> Obj:
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": _meta(obj)}
+
+
+def node_selector(spec: Obj) -> str:
+    """The server-side label selector for the Nodes a Workflow can use: GPU nodes, and the target's labels when
+    nothing can change the target (an override may, and an Unpinned Job's affinity reads every GPU node)."""
+    terms = [f"{detect.GPU_PRESENT}=true"]
+    orch = spec.get("orchestration") or {}
+    overridden = any("target" in ((o.get("orchestration") or {}) if isinstance(o, dict) else {})
+                     for o in spec.get("overrides") or [])
+    if overridden or orch.get("placement") == "Unpinned":
+        return ",".join(terms)
+    target = orch.get("target") or {}
+    terms += [f"{k}={v}" for k, v in sorted((target.get("nodeSelector") or {}).items())]
+    for expr in target.get("matchExpressions") or []:
+        key, op, values = expr.get("key") or "", expr.get("operator"), expr.get("values") or []
+        if op in SELECTOR_OPERATORS and values:
+            terms.append(f"{key} {SELECTOR_OPERATORS[op]} ({','.join(values)})")
+        elif op == "Exists":
+            terms.append(key)
+        elif op == "DoesNotExist":
+            terms.append(f"!{key}")
+    return ",".join(terms)
+
+
+@dataclass
+class Changes:
+    """What happened since the last pass: Jobs and measurements to reconcile again, whether anything did, and
+    whether the Workflow tier must look (as NVCRE's Workflow controller, it does not watch Nodes: a Node's
+    change concerns the Jobs with pods on it)."""
+
+    jobs: set[str] = field(default_factory=set)
+    measurements: set[str] = field(default_factory=set)
+    any: bool = False
+    workflow: bool = False
+
+
+class Observer:
+    """The informers of one Workflow's run, and the change set they fill between passes."""
+
+    def __init__(self, kube: Kube, namespace: str, name: str) -> None:
+        self.kube, self.namespace, self.name = kube, namespace, name
+        self._wake = threading.Condition()
+        self._changes = Changes()
+        self._node_jobs: dict[str, Counter[str]] = {}  # node -> Jobs with pods there (how many)
+        self._pod_node: dict[str, tuple[str, str]] = {}  # pod -> (node, Job)
+        self.informers: dict[tuple[str, str], Informer] = {}
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def start(self, workflow: Obj) -> None:
+        ns, by_workflow = self.namespace, f"{LABEL_WORKFLOW}={self.name}"
+        self._add(Informer(self.kube, API_VERSION, WORKFLOW, ns, fields=f"metadata.name={self.name}",
+                           changed=self._changed))
+        self._add(Informer(self.kube, API_VERSION, JOB, ns, by_workflow, changed=self._changed))
+        self._add(Informer(self.kube, TRAINER_API_VERSION, TRAINJOB, ns, LABEL_JOB, trim=trim_workload,
+                           changed=self._changed))
+        self._add(Informer(self.kube, "v1", "Pod", ns, LABEL_JOB, trim=trim_pod, changed=self._changed))
+        self._add(Informer(self.kube, "v1", "Node", labels=node_selector(workflow.get("spec") or {}), trim=trim_node,
+                           changed=self._changed))
+        for kind in MEASUREMENT_KINDS:
+            self._add(Informer(self.kube, API_VERSION, kind, ns, by_workflow, changed=self._changed))
+        with self._wake:
+            for name, pod in self.informers[("v1", "Pod")].items().items():
+                self._index_pod(name, pod)
+
+    def dependencies(self, kinds: Iterable[tuple[str, str]]) -> dict[Ref, Obj]:
+        """Live dependency objects (their metadata: cleanup and ownership read no more), one informer per kind,
+        started the first time a kind is named."""
+        found: dict[Ref, Obj] = {}
+        for api_version, kind in sorted(set(kinds)):
+            informer = self.informers.get((api_version, kind))
+            if informer is None:
+                informer = self._add(Informer(self.kube, api_version, kind, self.namespace,
+                                              f"{LABEL_WORKFLOW}={self.name}", trim=trim_metadata, metadata_only=True,
+                                              changed=self._changed))
+            for obj in informer.items().values():
+                found[Ref.of(obj)] = obj
+        return found
+
+    def stop(self) -> None:
+        for informer in self.informers.values():
+            informer.stop()
+
+    def _add(self, informer: Informer) -> Informer:
+        self.informers[(informer.api_version, informer.kind)] = informer.start()
+        return informer
+
+    # ---------------------------------------------------------------- reading
+
+    def items(self, api_version: str, kind: str) -> dict[str, Obj]:
+        return self.informers[(api_version, kind)].items()
+
+    def workflow(self) -> Obj | None:
+        return self.informers[(API_VERSION, WORKFLOW)].get(self.name)
+
+    def check(self) -> None:
+        """Raise what stopped a watch for good (403, 404): the run cannot see the cluster any more."""
+        for informer in self.informers.values():
+            if informer.error is not None:
+                raise informer.error
+
+    def record(self, obj: Obj) -> None:
+        """A write's answer into its cache (when the kind is watched), so the next pass reads its own writes."""
+        informer = self.informers.get((obj.get("apiVersion", ""), obj.get("kind", "")))
+        if informer is not None and _meta(obj).get("namespace", "") == informer.namespace:
+            informer.put(obj)
+            self._changed(informer.kind, "write", [_meta(obj).get("name", "")])
+
+    # ---------------------------------------------------------------- changes
+
+    def take(self) -> Changes:
+        with self._wake:
+            changes, self._changes = self._changes, Changes()
+        return changes
+
+    def wait(self, timeout: float) -> None:
+        """Until something changes or `timeout` passes; then a moment more, so that a burst is one pass."""
+        end = time.monotonic() + max(timeout, 0.0)
+        with self._wake:
+            while not self._changes.any:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return
+                self._wake.wait(left)
+        time.sleep(min(SETTLE, max(end - time.monotonic(), 0.0)))
+
+    def _changed(self, kind: str, what: str, names: Iterable[str]) -> None:
+        jobs: set[str] = set()
+        measurements: set[str] = set()
+        for name in names:
+            if kind == JOB:
+                jobs.add(name)
+            elif kind == TRAINJOB:
+                jobs.add(name.removesuffix(WORKLOAD_SUFFIX))
+            elif kind == "Pod":
+                jobs |= self._pod_jobs(name)
+            elif kind == "Node":
+                with self._wake:
+                    jobs |= set(self._node_jobs.get(name, ()))
+            elif kind in MEASUREMENT_KINDS:
+                measurements.add(name)
+                obj = self.informers[(API_VERSION, kind)].get(name) or {}
+                if job := ((obj.get("spec") or {}).get("jobRef") or {}).get("name"):
+                    jobs.add(job)
+        with self._wake:
+            self._changes.jobs |= jobs
+            self._changes.measurements |= measurements
+            self._changes.any = True
+            self._changes.workflow |= kind != "Node"
+            self._wake.notify_all()
+
+    def _pod_jobs(self, name: str) -> set[str]:
+        """The Job of a changed pod (and the one it had, for a deleted pod), keeping the nodeName index."""
+        pod = self.informers[("v1", "Pod")].get(name)
+        with self._wake:
+            before = self._pod_node.get(name)
+            self._index_pod(name, pod)
+        jobs = {before[1]} if before else set()
+        if pod is not None:
+            jobs |= {(_meta(pod).get("labels") or {}).get(LABEL_JOB, "")} - {""}
+        return jobs
+
+    def _index_pod(self, name: str, pod: Obj | None) -> None:
+        """Called with the lock held."""
+        before = self._pod_node.pop(name, None)
+        if before:
+            jobs = self._node_jobs.get(before[0], Counter())
+            jobs[before[1]] -= 1
+            if jobs[before[1]] <= 0:
+                del jobs[before[1]]
+            if not jobs:
+                self._node_jobs.pop(before[0], None)
+        if pod is None:
+            return
+        node, job = (pod.get("spec") or {}).get("nodeName"), (_meta(pod).get("labels") or {}).get(LABEL_JOB)
+        if node and job:
+            self._pod_node[name] = (node, job)
+            self._node_jobs.setdefault(node, Counter())[job] += 1

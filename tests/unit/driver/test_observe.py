@@ -1,0 +1,107 @@
+"""What the driver keeps of the cluster and which Jobs a change touches (no cluster: the caches are filled by hand
+through Informer.put, as a write's answer would)."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ansible_collections.cre.certification.plugins.module_utils.driver import observe
+from ansible_collections.cre.certification.plugins.module_utils.kube.watch import Informer
+
+GPU = "nvidia.com/gpu.present=true"
+
+
+def spec(target: dict[str, Any] | None = None, **orchestration: Any) -> dict[str, Any]:
+    return {"orchestration": {"target": target or {}, **orchestration}}
+
+
+@pytest.mark.parametrize(("workflow_spec", "selector"), [
+    (spec(), GPU),
+    (spec({"nodeSelector": {"pool": "a", "rack": "r1"}}), f"{GPU},pool=a,rack=r1"),
+    (spec({"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1", "z2"]},
+                                {"key": "bad", "operator": "NotIn", "values": ["yes"]},
+                                {"key": "ib", "operator": "Exists"}, {"key": "old", "operator": "DoesNotExist"},
+                                {"key": "gpus", "operator": "Gt", "values": ["4"]}]}),
+     f"{GPU},zone in (z1,z2),bad notin (yes),ib,!old"),  # Gt is no label-selector operator: filtered here
+    (spec({"nodeSelector": {"pool": "a"}}, placement="Unpinned"), GPU),  # its affinity reads every GPU node
+    ({**spec({"nodeSelector": {"pool": "a"}}), "overrides": [{"orchestration": {"target": {"nodeSelector": {}}}}]},
+     GPU),  # an override may change the target
+])
+def test_nodes_are_selected_on_the_server_where_the_target_cannot_change(workflow_spec, selector):
+    assert observe.node_selector(workflow_spec) == selector
+
+
+def test_a_node_keeps_what_rules_read_and_not_its_heartbeats():
+    node = {"metadata": {"name": "n", "labels": {"a": "b"}}, "spec": {"unschedulable": True},
+            "status": {"images": [{"names": ["x"]}], "addresses": [{}], "daemonEndpoints": {}, "allocatable": {"cpu": "1"},
+                       "conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": "t1",
+                                       "lastTransitionTime": "t0"}]}}
+    assert observe.trim_node(node) == {
+        "metadata": {"name": "n", "labels": {"a": "b"}}, "spec": {"unschedulable": True},
+        "status": {"allocatable": {"cpu": "1"},
+                   "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "t0"}]}}
+
+
+def test_a_pod_keeps_its_node_its_container_names_and_its_status():
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"x": "y"}},
+           "spec": {"nodeName": "n1", "containers": [{"name": "node", "image": "i", "env": [{"name": "A"}]}],
+                    "initContainers": [{"name": "init", "command": ["sh"]}], "volumes": [{"name": "v"}]},
+           "status": {"phase": "Running"}}
+    assert observe.trim_pod(pod) == {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"x": "y"}},
+        "spec": {"nodeName": "n1", "containers": [{"name": "node"}], "initContainers": [{"name": "init"}]},
+        "status": {"phase": "Running"}}
+
+
+def observer() -> observe.Observer:
+    """An Observer whose caches are filled by hand (nothing listed or watched)."""
+    obs = observe.Observer(None, "ns", "wf")  # type: ignore[arg-type]
+    for api_version, kind, ns in (("v1", "Pod", ""), ("v1", "Node", ""), (observe.API_VERSION, "GoodputMeasurement", "ns")):
+        obs.informers[(api_version, kind)] = Informer(None, api_version, kind, ns)  # type: ignore[arg-type]
+    return obs
+
+
+def pod(name: str, job: str, node: str, version: int = 1) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "resourceVersion": str(version),
+                                                            "labels": {observe.LABEL_JOB: job}},
+            "spec": {"nodeName": node}}
+
+
+def test_a_node_change_reaches_the_jobs_with_pods_there_and_not_the_workflow_tier():
+    obs = observer()
+    obs.record(pod("a-0", "job-a", "n1"))
+    obs.record(pod("a-1", "job-a", "n2"))
+    obs.record(pod("b-0", "job-b", "n2"))
+    first = obs.take()
+    assert first.jobs == {"job-a", "job-b"} and first.workflow
+    obs.record({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2", "resourceVersion": "5"}})
+    changes = obs.take()
+    assert changes.jobs == {"job-a", "job-b"} and changes.any and not changes.workflow
+    obs.record({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n3", "resourceVersion": "6"}})
+    assert obs.take().jobs == set()  # nobody runs there
+
+
+def test_a_deleted_pod_leaves_the_index_but_its_job_still_hears_of_it():
+    obs = observer()
+    obs.record(pod("a-0", "job-a", "n1"))
+    obs.record(pod("a-1", "job-a", "n1"))  # two pods of one Job on one node (a launcher beside a worker)
+    obs.take()
+    obs.informers[("v1", "Pod")]._items.pop("a-0")
+    obs._changed("Pod", "event", ["a-0"])
+    assert obs.take().jobs == {"job-a"}
+    obs.record({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "resourceVersion": "9"}})
+    assert obs.take().jobs == {"job-a"}  # a-1 is still there
+    obs.informers[("v1", "Pod")]._items.pop("a-1")
+    obs._changed("Pod", "event", ["a-1"])
+    obs.take()
+    obs.record({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "resourceVersion": "10"}})
+    assert obs.take().jobs == set()
+
+
+def test_a_measurement_change_names_the_measurement_and_its_job():
+    obs = observer()
+    obs.record({"apiVersion": observe.API_VERSION, "kind": "GoodputMeasurement",
+                "metadata": {"name": "m", "namespace": "ns", "resourceVersion": "3"}, "spec": {"jobRef": {"name": "j"}}})
+    changes = obs.take()
+    assert changes.measurements == {"m"} and changes.jobs == {"j"} and changes.workflow
