@@ -1,5 +1,5 @@
 """A heartbeat while a run shows nothing new: every `interval` seconds without a progress line, one line with the
-time elapsed, the groups running and the longest-running Job (so a quiet hour-long Job does not look hung)."""
+time elapsed, the groups running and the longest-running Jobs (so a quiet hour-long Job does not look hung)."""
 from __future__ import annotations
 
 import time
@@ -10,19 +10,22 @@ from typing import Any
 from ..engine.api.objects import go_duration, parse_time, terminal
 
 
+SLOWEST = 3  # the longest-running Jobs a heartbeat names (thousands may run: never a line per group)
+
+
 def heartbeat_line(prefix: str, wf: dict[str, Any], now: datetime, elapsed: float) -> str:
-    """`ns/name: still running after 5m0s, 2/6 groups running, longest-running Job <job> (4m10s)`; once the
-    Workflow is terminal the run only waits for its last measurements."""
+    """`ns/name: still running after 5m0s, 2/6 groups running, longest-running Jobs <job> (4m10s), <job> (3m2s)`;
+    once the Workflow is terminal the run only waits for its last measurements."""
     if phase := terminal(wf):
         return f"{prefix}: {phase}, waiting for the final measurements after {go_duration(int(elapsed))}"
     groups = ((wf.get("status") or {}).get("orchestration") or {}).get("groups") or []
     running = [g for g in groups if g.get("phase") == "Running"]
     line = f"{prefix}: still running after {go_duration(int(elapsed))}, {len(running)}/{len(groups)} groups running"
-    started = [(start, g) for g in running if (start := parse_time(g.get("startTime")))]
+    started = sorted(((start, g.get("name", "")), g) for g in running if (start := parse_time(g.get("startTime"))))
     if started:
-        start, group = min(started, key=lambda item: item[0])
-        job = group.get("jobName") or (group.get("jobRef") or {}).get("name") or group.get("name", "")
-        line += f", longest-running Job {job} ({go_duration(int((now - start).total_seconds()))})"
+        slowest = [f"{g.get('jobName') or (g.get('jobRef') or {}).get('name') or g.get('name', '')} "
+                   f"({go_duration(int((now - start).total_seconds()))})" for (start, _n), g in started[:SLOWEST]]
+        line += f", longest-running Job{'s' if len(slowest) > 1 else ''} {', '.join(slowest)}"
     return line
 
 
@@ -38,7 +41,7 @@ class Heartbeat:
         self.progress(line)
         self.last = self.clock()
 
-    def beat(self, line: str) -> None:
-        """Print `line` when nothing was shown for `interval` seconds."""
+    def beat(self, line: Callable[[], str]) -> None:
+        """Print `line()` when nothing was shown for `interval` seconds (made only then: it reads every group)."""
         if self.clock() - self.last >= self.interval:
-            self.show(line)
+            self.show(line())

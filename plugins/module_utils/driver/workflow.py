@@ -46,6 +46,7 @@ RESIDENT_NAMESPACE = "nvcre"  # where NVCRE's chart (and nvcrectl setup init) ru
 RESOURCE_API_VERSION = "resource.k8s.io/v1"
 # After the Workflow ends, how long the run keeps reading the logs its measurements still need.
 MEASUREMENT_WIND_DOWN = timedelta(minutes=3)
+PROGRESS_EVERY = 10.0  # seconds between progress lines while only the group counts change
 
 Progress = Callable[[str], None]
 
@@ -107,6 +108,8 @@ class Driver:
         self.trace = trace
         self.alive = alive
         self._last_line = ""
+        self._last_stage: tuple[Any, ...] = ()
+        self._last_shown = 0.0
         self.writes = 0
         self._writes_lock = threading.Lock()  # Job passes run concurrently
         self.passes = (measurements.BandwidthPass(kube, namespace), measurements.GoodputPass(kube, namespace))
@@ -274,8 +277,8 @@ class Driver:
                 counted = (wf["metadata"].get("resourceVersion"), _counts(wf))
             counts = counted[1]
             self._report(wf, counts, time.monotonic() - start)
-            self.heartbeat.beat(heartbeat_line(f"{self.namespace}/{self.name}", wf, datetime.now(UTC),
-                                               time.monotonic() - start))
+            self.heartbeat.beat(functools.partial(heartbeat_line, f"{self.namespace}/{self.name}", wf,
+                                                  datetime.now(UTC), time.monotonic() - start))
             if terminal(wf) and wind_down is None:
                 wind_down = time.monotonic() + MEASUREMENT_WIND_DOWN.total_seconds()
             measuring = wind_down is not None and time.monotonic() < wind_down and measurements.waiting(
@@ -374,8 +377,11 @@ class Driver:
             line = f"{self.namespace}/{self.name}: {_diagnose_progress(diagnose, g['total'])} ({tally})"
         if terminal(wf):
             line += f" -> {counts['phase']} ({counts['condition']['reason']})"
-        if line != self._last_line:
-            self._last_line = line
+        # Thousands of groups move the counts on nearly every pass: while only they move, one line per interval.
+        stage = (it["current"], (diagnose or {}).get("stage"), (diagnose or {}).get("round"), terminal(wf))
+        moved = stage != self._last_stage or time.monotonic() - self._last_shown >= PROGRESS_EVERY
+        if line != self._last_line and moved:
+            self._last_line, self._last_stage, self._last_shown = line, stage, time.monotonic()
             self.progress(f"{line} [{elapsed:.0f}s]")
 
     def _summary(self, wf: dict[str, Any], counts: dict[str, Any], writes: int, elapsed: float) -> dict[str, Any]:

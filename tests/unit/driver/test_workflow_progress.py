@@ -37,3 +37,19 @@ def test_without_diagnose_the_iteration_line_is_unchanged():
     obj = wf(None, ["group-0"])
     assert lines(obj) == ["ns/wf: iteration 1/1, groups 0 pending, 1 running, 0 succeeded, 0 failed [3s]"]
     assert "diagnose" not in workflow._counts(obj)
+
+
+def test_while_only_the_counts_move_there_is_one_line_per_interval():
+    seen: list[str] = []
+    driver = workflow.Driver(None, "ns", "wf", progress=seen.append)  # type: ignore[arg-type]
+    for running in range(1, 6):  # five passes within a second, each with another count
+        driver._report(wf(None, [f"group-{i}" for i in range(running)]),
+                       workflow._counts(wf(None, [f"group-{i}" for i in range(running)])), 1.0)
+    assert seen == ["ns/wf: iteration 1/1, groups 0 pending, 1 running, 0 succeeded, 0 failed [1s]"]
+    done = wf(None, ["group-0"])
+    done["status"]["conditions"] = [{"type": "Succeeded", "status": "True", "reason": "JobCompleted", "message": ""}]
+    driver._report(done, workflow._counts(done), 2.0)  # the end is always shown
+    assert seen[-1] == "ns/wf: iteration 1/1, groups 0 pending, 1 running, 0 succeeded, 0 failed -> Succeeded (JobCompleted) [2s]"
+    driver._last_shown -= workflow.PROGRESS_EVERY  # an interval later, the counts show again
+    driver._report(wf(None, ["group-0", "group-1"]), workflow._counts(wf(None, ["group-0", "group-1"])), 12.0)
+    assert len(seen) == 3
