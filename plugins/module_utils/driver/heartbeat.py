@@ -9,7 +9,6 @@ from typing import Any
 
 from ..engine.api.objects import go_duration, parse_time, terminal
 
-
 SLOWEST = 3  # the longest-running Jobs a heartbeat names (thousands may run: never a line per group)
 
 

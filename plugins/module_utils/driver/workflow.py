@@ -6,6 +6,7 @@ again, and then waits for the next change: its cost follows the changes, not the
 """
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -154,6 +155,9 @@ class Driver:
         self.measurements = self._measurements()
         world = WorkflowWorld(wf, jobs, nodes, pods, configmaps, dependencies, now, self._resource_slices(wf, nodes),
                               self._scopes(wf), self.measurements, self.timeout_logs)
+        by_job: dict[str, list[dict[str, Any]]] = {}
+        for m in self.measurements:
+            by_job.setdefault(((m.get("spec") or {}).get("jobRef") or {}).get("name", ""), []).append(m)
         job_worlds = {}
         for name, job in jobs.items():
             if wanted is not None and name not in wanted:
@@ -161,8 +165,7 @@ class Driver:
             job_pods = pods.get(name, [])
             job_worlds[name] = JobWorld(
                 job, workloads.get(f"{name}-workload"), job_pods, self._pod_nodes(job_pods, by_name),
-                self._logs(job, job_pods), now,
-                [m for m in self.measurements if ((m.get("spec") or {}).get("jobRef") or {}).get("name") == name])
+                self._logs(job, job_pods), now, by_job.get(name, []))
         return world, job_worlds
 
     def _measurements(self) -> list[dict[str, Any]]:
