@@ -253,7 +253,11 @@ class Driver:
             wf = self.watched_workflow()
             mono, now = time.monotonic(), datetime.now(UTC)
             ripe = {key for key, when in self.due.items() if when <= mono}
+            for key in ripe:  # consumed: the pass schedules it again if it still wants to be looked at
+                del self.due[key]
             wf_due = self.wake_at is not None and self.wake_at <= mono
+            if wf_due:
+                self.wake_at = None  # the Workflow tier sets its next one
             why = next((label for label, cause in (("start", first), ("acted", acted), ("changed", changes.any),
                                                    ("due", bool(ripe)), ("deadline", wf_due)) if cause), "")
             look_at_workflow = first or acted or changes.workflow or wf_due
