@@ -72,8 +72,8 @@ def values(inf: Informer) -> dict[str, str]:
     return {name: obj["data"]["value"] for name, obj in inf.items().items()}
 
 
-def test_a_change_made_while_the_watch_was_down_is_still_seen(small: Sim, partition: Partition, ns: str,
-                                                              tmp_path: Path) -> None:
+def test_a_change_made_while_the_watch_was_down_is_still_seen(
+        small: Sim, partition: Partition, ns: str, tmp_path: Path) -> None:
     core = client.CoreV1Api(small.api)
     configmap(core, ns, "a", "1")
     seen: list[str] = []
@@ -96,8 +96,8 @@ def test_a_change_made_while_the_watch_was_down_is_still_seen(small: Sim, partit
         inf.stop()
 
 
-def test_a_410_gone_forces_a_relist_that_finds_every_change(small: Sim, partition: Partition, ns: str,
-                                                             tmp_path: Path) -> None:
+def test_a_410_gone_forces_a_relist_that_finds_every_change(
+        small: Sim, partition: Partition, ns: str, tmp_path: Path) -> None:
     """Cut off, the apiserver restarts: its watch cache begins after the informer's resourceVersion, so the
     resumed watch is answered 410 Gone and the informer lists again; a delete it never had an event for is
     found by comparing the fresh list with the cache."""

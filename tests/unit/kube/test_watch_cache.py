@@ -55,8 +55,8 @@ def test_a_410_in_the_stream_is_gone():
 
 def test_managed_fields_are_dropped_and_strings_shared():
     inf = informer([])
-    inf.put(obj("a", 1, data={"key": "a-value"}) | {"metadata": {"name": "a", "resourceVersion": "1",
-                                                                  "managedFields": [{"manager": "x"}]}})
+    meta = {"name": "a", "resourceVersion": "1", "managedFields": [{"manager": "x"}]}
+    inf.put(obj("a", 1, data={"key": "a-value"}) | {"metadata": meta})
     kept = inf.get("a")
     assert "managedFields" not in kept["metadata"]
     assert kept["data"]["key"] is sys.intern("a-value")
