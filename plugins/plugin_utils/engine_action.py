@@ -20,6 +20,7 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.api.error
 from ansible_collections.cre.certification.plugins.module_utils.kube.client import MissingLibrary
 from ansible_collections.cre.certification.plugins.module_utils.kube.errors import ApiError, NotServed, Unreachable
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import ApiException
+from ansible_collections.cre.certification.plugins.plugin_utils.inputs import renamed, unknown_option, with_suggestion
 
 try:
     from kubernetes.config.config_exception import ConfigException
@@ -71,7 +72,8 @@ def warnings_to_display() -> Iterator[None]:
 
 class EngineAction(ActionBase):
     """Subclasses set SPEC (the stub module's `SPEC` dict: argument_spec plus its constraints) and execute().
-    A face that drives a long run sets `self.progress_of` to the run, whose `changed` a failure reports."""
+    A face that drives a long run sets `self.progress_of` to the run, whose `changed` a failure reports.
+    A face with an `input_names` option names the failing option as the caller asks (a role: its variables)."""
 
     TRANSFERS_FILES = False
     SPEC: dict[str, Any] = {}
@@ -88,16 +90,25 @@ class EngineAction(ActionBase):
         try:
             _validation, args = self.validate_argument_spec(**self.SPEC)
         except AnsibleActionFail as exc:
-            return {**result, **exc.result}
+            return {**result, **exc.result, **self._unknown_options()}
         try:
             with warnings_to_display():
                 result.update(self.execute(args, task_vars or {}))
         except Exception as exc:  # noqa: BLE001 - only deliberate errors are mapped; the rest re-raise
+            if isinstance(exc, InputError):
+                exc = renamed(with_suggestion(exc), args.get("input_names") or {})
             failed = failure(exc)
             if failed is None:
                 raise
             result.update(failed, changed=bool(getattr(self.progress_of, "changed", False)))
         return result
+
+    def _unknown_options(self) -> dict[str, Any]:
+        """The message for options the face does not know, each with its closest known name; {} if none."""
+        spec = self.SPEC["argument_spec"]
+        supported = set(spec) | {alias for option in spec.values() for alias in option.get("aliases", [])}
+        unknown = sorted(set(self._task.args) - supported)
+        return {"msg": unknown_option(self._task.action, unknown, spec)} if unknown else {}
 
     def show(self, line: str) -> None:
         """A progress line, prefixed with the inventory host."""
