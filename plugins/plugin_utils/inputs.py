@@ -159,21 +159,20 @@ def check_target(target: Any, path: str = "target") -> None:
 
 
 def check_categories(items: Any, path: str = "categories") -> None:
-    """Every category is in the catalog: an unknown one is named with its closest match and the valid ones."""
-    if not isinstance(items, list):
-        return
+    """Every category is in the catalog (the models name a wrong shape)."""
+    for index, item in enumerate(items if isinstance(items, list) else []):
+        if isinstance(item, dict) and isinstance(item.get("domain"), str) and isinstance(item.get("variant"), str):
+            check_category(f"{path}[{index}]", f"{item['domain']}/{item['variant']}")
+        elif isinstance(item, str):
+            check_category(f"{path}[{index}]", item)
+
+
+def check_category(path: str, name: str) -> None:
+    """`domain/variant` is in the catalog; an unknown one is named with its closest match and the valid ones."""
     known = sorted(f"{domain}/{variant}" for domain, variant in entries.registry())
-    by_variant = {name.split("/", 1)[1]: name for name in known}
-    for index, item in enumerate(items):
-        if isinstance(item, str):
-            name = item
-        elif isinstance(item, dict) and isinstance(item.get("domain"), str) and isinstance(item.get("variant"), str):
-            name = f"{item['domain']}/{item['variant']}"
-        else:
-            continue  # the models name the wrong shape
-        if name in known:
-            continue
-        variant = name.rpartition("/")[2]
-        close = difflib.get_close_matches(variant, list(by_variant), n=1, cutoff=0.6)
-        hint = f"; did you mean '{by_variant[close[0]]}'?" if close else did_you_mean(name, known)
-        raise InputError(f"{path}[{index}]", f"unknown category '{shown(name)}'{hint or ';'} valid: {', '.join(known)}")
+    if name in known:
+        return
+    by_variant = {full.split("/", 1)[1]: full for full in known}
+    close = difflib.get_close_matches(name.rpartition("/")[2], list(by_variant), n=1, cutoff=0.6)
+    hint = f"; did you mean '{by_variant[close[0]]}'?" if close else did_you_mean(name, known)
+    raise InputError(path, f"unknown category '{shown(name)}'{hint or ';'} valid: {', '.join(known)}")
