@@ -1,6 +1,7 @@
 """A plain `kubernetes.client.ApiClient` from the same auth options and K8S_AUTH_* variables as kubernetes.core."""
 from __future__ import annotations
 
+import binascii
 import copy
 from typing import Any
 
@@ -24,6 +25,10 @@ class MissingLibrary(Exception):
     """The controller lacks a Python library the run needs."""
 
 
+class BadCredentials(Exception):
+    """The kubeconfig's credentials cannot be decoded (the message never quotes them)."""
+
+
 def auth_argument_spec() -> dict[str, Any]:
     """kubernetes.core's auth options (kubeconfig, context, host, api_key, …), to extend in a face's spec."""
     return copy.deepcopy(AUTH_ARG_SPEC)
@@ -35,7 +40,12 @@ def api_client(params: dict[str, Any]) -> kubernetes.client.ApiClient:
         raise MissingLibrary(f"connecting to the cluster needs the kubernetes Python library on the controller "
                              f"({IMPORT_ERROR}); install the collection's requirements.txt")
     auth_params = {k: params.get(k) for k in AUTH_ARG_SPEC}
-    configuration = _create_configuration(_create_auth_spec(**auth_params))
+    try:
+        configuration = _create_configuration(_create_auth_spec(**auth_params))
+    except (binascii.Error, UnicodeDecodeError) as exc:  # client-key-data and the like, base64 that is not
+        raise BadCredentials(f"connecting to the cluster: the kubeconfig's credentials cannot be decoded "
+                             f"({str(exc).split(':')[0]}); fix its user entry (the *-data "
+                             "fields are base64 of the PEM files)") from None
     api = kubernetes.client.ApiClient(configuration)
     for header, value in _create_headers(**auth_params).items():
         _set_header(api, header, value)
