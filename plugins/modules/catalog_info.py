@@ -55,7 +55,8 @@ attributes:
   idempotent:
     support: full
 notes:
-  - An unknown category fails naming O(variant), the closest category and the valid ones
+  - >-
+    An unknown category fails naming O(variant), the closest category and the valid ones
     (C(variant: unknown category 'communication/nccl-alltoal'; did you mean ...)).
 """
 
