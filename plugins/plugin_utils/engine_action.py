@@ -17,7 +17,7 @@ from ansible_collections.cre.certification.plugins.module_utils.driver.errors im
 from ansible_collections.cre.certification.plugins.module_utils.driver.execute import status_message
 from ansible_collections.cre.certification.plugins.module_utils.driver.options import RunOptions
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError, WorkflowFailure
-from ansible_collections.cre.certification.plugins.module_utils.kube.client import BadCredentials, MissingLibrary
+from ansible_collections.cre.certification.plugins.module_utils.kube.client import BadKubeconfig, MissingLibrary
 from ansible_collections.cre.certification.plugins.module_utils.kube.errors import ApiError, NotServed, Unreachable
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import ApiException
 from ansible_collections.cre.certification.plugins.plugin_utils.inputs import renamed, unknown_option, with_suggestion
@@ -43,7 +43,7 @@ def failure(exc: Exception) -> dict[str, Any] | None:
         return {"failed": True, "msg": exc.line()}
     if isinstance(exc, WorkflowFailure):
         return {"failed": True, "reason": exc.reason, "msg": exc.message}
-    if isinstance(exc, (InputError, DriverError, Abandoned, MissingLibrary, BadCredentials)):
+    if isinstance(exc, (InputError, DriverError, Abandoned, MissingLibrary, BadKubeconfig)):
         return {"failed": True, "msg": str(exc)}
     if ConfigException is not None and isinstance(exc, ConfigException):
         return {"failed": True, "msg": f"connecting to the cluster: {exc}; set kubeconfig/context (or the "

@@ -22,6 +22,7 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.models.ce
 from ansible_collections.cre.certification.plugins.module_utils.engine.models.common import (
     LABEL_VALUE,
     QUALIFIED_NAME,
+    QUANTITY_PATTERN,
     NodeSelectorRequirement,
     TaintSelector,
     TargetSpec,
@@ -36,6 +37,15 @@ _LABEL_RULE = ("must be a label value: at most 63 letters, digits, '-', '_' or '
                "letter or digit")
 _KEY_RULE = ("must be an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.', "
              "starting and ending with a letter or digit")
+
+# What a value that fails a model's pattern should look like, in words instead of the regular expression.
+_PATTERN_RULES = {
+    r"^([0-9]+(h|m|s|ms))+$": "must be a duration of h, m, s and ms, such as 90m or 1h30m",
+    QUANTITY_PATTERN: "must be a quantity, such as 64, 500m, 10Ti or 1.5Gi",
+    r"^[0-9]+(K|M|G|T)?$": "must be a byte count with an optional K, M, G or T, such as 16G",
+    LABEL_VALUE: _LABEL_RULE,
+    r"^$|^[a-zA-Z0-9]([a-zA-Z0-9._-]*[a-zA-Z0-9])?$": _LABEL_RULE,  # gangScheduler.queue (at most 63 as well)
+}
 
 # The model under each option path, for the did-you-mean of an unknown field ("[]" stands for any index).
 _MODELS: dict[str, type[BaseModel]] = {
@@ -57,9 +67,21 @@ def shown(value: str, limit: int = 80) -> str:
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """`; did you mean 'x'?` for the closest choice, or nothing when none is close."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    """`; did you mean 'x'?` for the closest choice (a choice the word starts with first: `destination` is
+    `dest`), or nothing when none is close."""
+    names = list(choices)
+    prefixes = sorted((c for c in names if len(c) >= 3 and word.lower().startswith(c.lower())), key=len)
+    close = prefixes[-1:] or difflib.get_close_matches(word, names, n=1, cutoff=0.6)
     return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def type_name(value: Any) -> str:
+    """The YAML/JSON name of a value's type (Ansible hands over its own tagged subclasses)."""
+    for kind, name in ((bool, "bool"), (int, "int"), (float, "float"), (str, "string"), (list, "list"),
+                       (dict, "dict")):
+        if isinstance(value, kind):
+            return name
+    return "null" if value is None else type(value).__name__
 
 
 def model_fields(model: type[BaseModel]) -> list[str]:
@@ -76,7 +98,11 @@ def unknown_option(module: str, unknown: list[str], supported: Iterable[str]) ->
 
 
 def with_suggestion(err: InputError) -> InputError:
-    """An `unknown field` error with the closest field of the model at its parent path."""
+    """An `unknown field` error with the closest field of the model at its parent path; a broken pattern with
+    what the value should look like."""
+    for pattern, rule in _PATTERN_RULES.items():
+        if err.rule.startswith(f"String should match pattern '{pattern}'"):
+            return InputError(err.path, rule + err.rule[len(pattern) + 30:])
     if not err.rule.startswith("unknown field"):
         return err
     parent, _dot, field = err.path.rpartition(".")
@@ -132,7 +158,7 @@ def check_labels(path: str, labels: Any) -> None:
     for key, value in labels.items():
         check_label_key(f'{path}["{key}"]', str(key))
         if not isinstance(value, str):
-            raise InputError(f'{path}["{key}"]', f"must be a string, got {type(value).__name__} {value!r}")
+            raise InputError(f'{path}["{key}"]', f"must be a string, got {type_name(value)}")
         if not _LABEL_VALUE.match(value):
             raise InputError(f'{path}["{key}"]', f"invalid label value '{shown(value)}': {_LABEL_RULE}")
 

@@ -135,7 +135,8 @@ def test_bad_input_is_refused_and_changes_nothing(case: dict[str, Any], corpus: 
     assert stored.is_file(), f"{case['id']} did not fail (see {corpus / 'output.txt'})"
     failure = json.loads(stored.read_text())
     message = failed_message(failure["result"])
-    assert "Traceback" not in message and "exception" not in failure["result"], failure
+    # Ansible 2.19 sets `exception` to "(traceback unavailable)" on every failed result; a real one has a Traceback.
+    assert "Traceback" not in message + str(failure["result"].get("exception", "")), failure
     assert "\n" not in message.strip() or case.get("role"), message  # role argument checks list one per line
     for part in case["contains"]:
         assert part in message, (failure["task"], message)
