@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.parameters import remove_values
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
@@ -53,6 +54,31 @@ def failure(exc: Exception) -> dict[str, Any] | None:
     return None
 
 
+def secret_values(no_log_values: set[str], kubeconfig: Any) -> set[str]:
+    """What no result may quote, as AnsibleModule censors a module's: the values of no_log options (api_key,
+    password, proxy credentials). Of a kubeconfig only the credentials: its path, or the server and names of one
+    given as a dict, are no secret, and masking them would make messages unreadable."""
+    values = set(no_log_values)
+    if isinstance(kubeconfig, str):
+        values.discard(kubeconfig)
+    elif isinstance(kubeconfig, dict):
+        values -= set(_strings(kubeconfig))
+        values |= {v for user in kubeconfig.get("users") or [] if isinstance(user, dict)
+                   for v in _strings(user.get("user") or {})}
+    return {v for v in values if v}
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, str):
+        yield value
+
+
 @contextmanager
 def warnings_to_display() -> Iterator[None]:
     """Python warnings raised while a face runs (urllib3's InsecureRequestWarning on every request to a server
@@ -88,9 +114,14 @@ class EngineAction(ActionBase):
         result = super().run(tmp, task_vars)
         self.host = str((task_vars or {}).get("inventory_hostname", ""))
         try:
-            _validation, args = self.validate_argument_spec(**self.SPEC)
+            validation, args = self.validate_argument_spec(**self.SPEC)
         except AnsibleActionFail as exc:
             return {**result, **exc.result, **self._unknown_options()}
+        secrets = secret_values(validation._no_log_values, args.get("kubeconfig"))
+        out = self._run(result, args, task_vars)
+        return remove_values(out, secrets) if secrets else out
+
+    def _run(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any] | None) -> dict[str, Any]:
         try:
             with warnings_to_display():
                 result.update(self.execute(args, task_vars or {}))
