@@ -1,17 +1,12 @@
 """What a run could have written, listed from the API server: every listable object in the given namespaces (kind,
 name, resourceVersion), the namespaces themselves, the CRDs, LogProfiles and PVs, and each node's labels, taints
-and cordon (a node's resourceVersion moves with its heartbeats, so it is not compared).
-
-`python -m tests.integration.cluster_state KUBECONFIG OUT.json NAMESPACE...` writes it as JSON, so a playbook can
-take a snapshot between two tasks."""
+and cordon (a node's resourceVersion moves with its heartbeats, so it is not compared)."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
-from kubernetes import client, config
+from kubernetes import client
 
 # Namespaced kinds whose objects change without anyone asking (or cannot be listed): not ours to compare.
 SKIPPED = {"events", "bindings", "localsubjectaccessreviews", "endpoints", "endpointslices", "leases"}
@@ -37,9 +32,11 @@ def namespaced_resources(api: client.ApiClient) -> list[str]:
     return out
 
 
-def snapshot(api: client.ApiClient, namespaces: list[str], strict: str) -> dict[str, Any]:
+def snapshot(api: client.ApiClient, resources: list[str], namespaces: list[str], strict: str) -> dict[str, Any]:
+    """The state of `resources` (namespaced_resources) in `namespaces` and of the cluster-scoped kinds; in
+    `strict` Events count too."""
     state: dict[str, Any] = {}
-    for base in namespaced_resources(api):
+    for base in resources:
         plural = base.rsplit("/", 1)[1]
         for ns in namespaces:
             if plural in SKIPPED and not (ns == strict and plural in STRICT):
@@ -59,12 +56,3 @@ def snapshot(api: client.ApiClient, namespaces: list[str], strict: str) -> dict[
                       for n in _get(api, "/api/v1/nodes")["items"]}
     return state
 
-
-def main(argv: list[str]) -> None:
-    kubeconfig, out, *namespaces = argv
-    api = config.new_client_from_config(config_file=kubeconfig)
-    Path(out).write_text(json.dumps(snapshot(api, namespaces, namespaces[0]), sort_keys=True))
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

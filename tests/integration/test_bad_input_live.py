@@ -2,15 +2,18 @@
 option or role variable, and the cluster is as it was before the case (compared object by object).
 
 All cases run in one ansible-playbook process (one start-up instead of a hundred): each case is a block whose
-rescue stores the failed result, followed by a snapshot of the cluster (cluster_state.py), so each case is judged
-by the snapshots just before and just after it. Offline cases of workflow_render are in tests/unit/faces."""
+rescue stores the failed result, followed by a snapshot of the cluster that this test takes when the playbook
+asks for it (a url lookup to a small HTTP server here, so no process starts per snapshot); each case is judged by
+the snapshots just before and just after it. Offline cases of workflow_render are in tests/unit/faces."""
 from __future__ import annotations
 
 import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,7 @@ from kubernetes import client
 
 from tests.ansible_run import ROOT
 
+from .cluster_state import namespaced_resources, snapshot
 from .conftest import Sim
 
 DATA = Path(__file__).parent / "data"
@@ -70,7 +74,14 @@ def merged(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v is not None}  # `~` in a case drops a base argument
 
 
-def case_tasks(case: dict[str, Any], bases: dict[str, dict[str, Any]], out: Path, kubeconfig: Path) -> list[dict]:
+def snapshot_task(name: str, port: int) -> dict[str, Any]:
+    """Asks the test for a snapshot of the cluster named `name` (the lookup runs in the controller process)."""
+    url = f"http://127.0.0.1:{port}/{name}"
+    return {"name": f"snapshot {name}", "ansible.builtin.debug": {
+        "msg": f"{{{{ lookup('ansible.builtin.url', '{url}', use_proxy=false) }}}}"}}
+
+
+def case_tasks(case: dict[str, Any], bases: dict[str, dict[str, Any]], out: Path, port: int) -> list[dict]:
     """A block running the case, its rescue storing the failed result, then a snapshot of the cluster."""
     name = case["id"]
     given = merged(bases[case.get("module") or case["role"]], case.get("args") or case.get("vars") or {})
@@ -86,10 +97,27 @@ def case_tasks(case: dict[str, Any], bases: dict[str, dict[str, Any]], out: Path
     store = {"name": f"store {name}", "ansible.builtin.copy": {
         "dest": str(out / f"{name}.result.json"), "mode": "0644",
         "content": "{{ {'task': ansible_failed_task.name, 'result': ansible_failed_result} | to_json }}"}}
-    snap = {"name": f"snapshot {name}", "ansible.builtin.command": {"argv": [
-        sys.executable, "-m", "tests.integration.cluster_state", str(kubeconfig), str(out / f"{name}.state.json"),
-        NAMESPACE, "default"], "chdir": str(ROOT)}, "changed_when": False}
-    return [{"name": f"case {name}", "block": [task], "rescue": [store]}, snap]
+    return [{"name": f"case {name}", "block": [task], "rescue": [store]}, snapshot_task(name, port)]
+
+
+def snapshot_server(sim: Sim, out: Path) -> ThreadingHTTPServer:
+    """Serves GET /<name>: writes the cluster's snapshot to <out>/<name>.state.json, then answers."""
+    resources = namespaced_resources(sim.api)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            state = snapshot(sim.api, resources, [NAMESPACE, "default"], NAMESPACE)
+            (out / f"{self.path.strip('/')}.state.json").write_text(json.dumps(state, sort_keys=True))
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: Any) -> None:
+            """Quiet."""
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 @pytest.fixture(scope="module")
@@ -100,19 +128,20 @@ def corpus(make_sim: Callable[..., Sim], tmp_path_factory: pytest.TempPathFactor
     out = tmp_path_factory.mktemp("bad-input")
     (out / "nodes.yaml").write_text("[]\n")
     bases = base_args(sim.kubeconfig, out)
-    snap_before = {"name": "snapshot before", "ansible.builtin.command": {"argv": [
-        sys.executable, "-m", "tests.integration.cluster_state", str(sim.kubeconfig), str(out / "before.state.json"),
-        NAMESPACE, "default"], "chdir": str(ROOT)}, "changed_when": False}
-    tasks = [snap_before] + [t for case in CASES for t in case_tasks(case, bases, out, sim.kubeconfig)]
+    server = snapshot_server(sim, out)
+    port = server.server_address[1]
+    tasks = [snapshot_task("before", port)] + [t for case in CASES for t in case_tasks(case, bases, out, port)]
     play = {"name": "Bad input", "hosts": "localhost", "connection": "local", "gather_facts": False,
             "module_defaults": {"group/cre.certification.certification": {"kubeconfig": str(sim.kubeconfig)}},
             "tasks": tasks}
     (out / "playbook.yml").write_text(yaml.safe_dump([play], sort_keys=False))
-    proc = subprocess.run([str(ROOT / ".venv/bin/ansible-playbook"), "-i", "localhost,", str(out / "playbook.yml")],
-                          cwd=ROOT, env={**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-                                         "ANSIBLE_LOCALHOST_WARNING": "0",
-                                         "ANSIBLE_PYTHON_INTERPRETER": sys.executable},
-                          capture_output=True, text=True, timeout=1200, check=False)
+    try:
+        env = {**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
+               "ANSIBLE_LOCALHOST_WARNING": "0", "ANSIBLE_PYTHON_INTERPRETER": sys.executable}
+        proc = subprocess.run([str(ROOT / ".venv/bin/ansible-playbook"), "-i", "localhost,", str(out / "playbook.yml")],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200, check=False)
+    finally:
+        server.shutdown()
     (out / "output.txt").write_text(proc.stdout + proc.stderr)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     yield out

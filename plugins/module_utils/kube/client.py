@@ -49,9 +49,9 @@ def api_client(params: dict[str, Any]) -> kubernetes.client.ApiClient:
     try:
         configuration = _create_configuration(_create_auth_spec(**auth_params))
     except (binascii.Error, UnicodeDecodeError) as exc:  # client-key-data and the like, base64 that is not
-        raise BadKubeconfig(f"connecting to the cluster: the kubeconfig's credentials cannot be decoded "
-                            f"({str(exc).split(':')[0]}); fix its user entry (the *-data fields are base64 of the "
-                            "PEM files)") from None
+        cause = str(exc).split(":", maxsplit=1)[0]  # the rest may quote the bytes
+        raise BadKubeconfig(f"connecting to the cluster: the kubeconfig's credentials cannot be decoded ({cause}); "
+                            "fix its user entry (the *-data fields are base64 of the PEM files)") from None
     api = kubernetes.client.ApiClient(configuration)
     for header, value in _create_headers(**auth_params).items():
         _set_header(api, header, value)
