@@ -111,7 +111,7 @@ def test_credentials_appear_in_no_output_report_event_or_status(sim: Sim, tmp_pa
     lines += run_until("cluster_info", {**common, "api_key": token}, None)
     assert any('"total_nodes": 2' in line for line in lines), lines[-10:]  # the token was used
 
-    files = {str(p.relative_to(tmp_path)): p.read_text(errors="replace") for p in reports.rglob("*") if p.is_file()}
+    files = {str(p.relative_to(reports)): p.read_text(errors="replace") for p in reports.rglob("*") if p.is_file()}
     assert {"bearer/report.json", "bearer/report.md", "bearer/report.html", "bearer/junit.xml",
             "basicauth/status.json", "fleet.json"} <= set(files), sorted(files)
     places = {"playbook output": output, "module output": "".join(lines), "cluster": written_in_cluster(sim),
