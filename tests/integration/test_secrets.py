@@ -81,13 +81,14 @@ def test_credentials_appear_in_no_output_report_event_or_status(sim: Sim, tmp_pa
                                      tmp_path / "clientkey.yaml"),
         "basicauth": kubeconfig_with(sim, {"username": "certifier", "password": password}, tmp_path / "basic.yaml"),
     }
-    for ns in HOSTS.values():
-        client.CoreV1Api(sim.api).create_namespace({"metadata": {"name": ns}})
+    for host in ("clientkey", "basicauth"):  # the bearer host's run creates its own (certify_create_namespace)
+        client.CoreV1Api(sim.api).create_namespace({"metadata": {"name": HOSTS[host]}})
     inventory = {"clusters": {"vars": {"ansible_connection": "local", "cre_report_dir": str(tmp_path / "reports"),
                                        "ansible_python_interpreter": str(ROOT / ".venv/bin/python")},
                               "hosts": {host: {"k8s_kubeconfig": str(kubeconfigs[host]), "certify_namespace": ns,
                                                "certify_certification_name": "secret-run", "crds_install": False,
-                                               "certify_create_namespace": False, "certify_categories": [CATEGORY],
+                                               "certify_create_namespace": host == "bearer",
+                                               "certify_categories": [CATEGORY],
                                                "certify_poll_interval": 0.5, "certify_timeout": 300}
                                         for host, ns in HOSTS.items()}}}
     (tmp_path / "inventory.yml").write_text(yaml.safe_dump(inventory))
