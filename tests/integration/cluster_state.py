@@ -55,4 +55,3 @@ def snapshot(api: client.ApiClient, resources: list[str], namespaces: list[str],
                                               "unschedulable": bool((n.get("spec") or {}).get("unschedulable"))}
                       for n in _get(api, "/api/v1/nodes")["items"]}
     return state
-
