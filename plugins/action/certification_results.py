@@ -8,6 +8,7 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.report.te
 from ansible_collections.cre.certification.plugins.module_utils.kube.client import api_client
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube
 from ansible_collections.cre.certification.plugins.modules.certification_results import SPEC
+from ansible_collections.cre.certification.plugins.plugin_utils import inputs
 from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction, display
 
 
@@ -16,6 +17,10 @@ class ActionModule(EngineAction):
     _supports_check_mode = True
 
     def execute(self, args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
+        for option in ("certification", "workflow"):
+            if args[option] is not None:
+                inputs.check_name(option, args[option])
+        inputs.check_namespace("namespace", args["namespace"])
         out = results(Kube(api_client(args)), args, bool(self._task.check_mode))
         display.display(summary_box(out["report"], self.host))  # one call: boxes of parallel hosts never interleave
         return out

@@ -55,7 +55,9 @@ attributes:
   idempotent:
     support: full
 notes:
-  - "An unknown category fails with C(Unknown certification category: <domain>/<variant>)."
+  - >-
+    An unknown category fails naming O(variant), the closest category and the valid ones
+    (C(variant: unknown category 'communication/nccl-alltoal'; did you mean ...)).
 """
 
 EXAMPLES = r"""

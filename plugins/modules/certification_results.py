@@ -58,6 +58,12 @@ options:
         O(certification).
     type: bool
     default: false
+  input_names:
+    description:
+      - How error messages name the options, for a role that fills them from its variables (C(roles/results)
+        passes its own); an option to the name to show instead.
+    type: dict
+    default: {}
 attributes:
   check_mode:
     support: full
@@ -132,6 +138,7 @@ SPEC = {
         "namespace": {"type": "str", "default": "default"},
         "dest": {"type": "path"},
         "from_snapshot": {"type": "bool", "default": False},
+        "input_names": {"type": "dict", "default": {}},
     },
     "mutually_exclusive": [["certification", "workflow"]],
     "required_one_of": [["certification", "workflow"]],

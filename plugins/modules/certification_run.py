@@ -69,6 +69,17 @@ options:
       - Extra labels for the Certification object.
     type: dict
     default: {}
+  create_namespace:
+    description:
+      - Create O(namespace) when it does not exist, once the inputs are checked (bad input creates nothing).
+    type: bool
+    default: false
+  input_names:
+    description:
+      - How error messages name the options, for a role that fills them from its variables (C(roles/certify)
+        passes its own); an option or option path (C(target.nodeSelector)) to the name to show instead.
+    type: dict
+    default: {}
 attributes:
   check_mode:
     support: full
@@ -187,6 +198,8 @@ SPEC = {
         "gang_scheduler": {"type": "dict"},
         "options": {"type": "dict", "default": {}},
         "labels": {"type": "dict", "default": {}},
+        "create_namespace": {"type": "bool", "default": False},
+        "input_names": {"type": "dict", "default": {}},
     },
 }
 

@@ -35,7 +35,7 @@ options:
     type: str
     default: default
   until_iteration:
-    description: Return once this many iterations are complete (the Workflow keeps its state for a later run).
+    description: Return once this many iterations are complete (the Workflow keeps its state for a later run); at least 1.
     type: int
 attributes:
   check_mode:

@@ -7,14 +7,51 @@ import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader reads a 10,000-node file in a second
+_BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader reads a 10,000-node file in a second
+
+# YAML nodes that aliases may add to a file once expanded: anchors for a few repeated blocks fit, an alias bomb
+# ("billion laughs": each level aliasing the one before many times) does not. PyYAML shares an aliased object
+# instead of copying it, so the bomb costs nothing to load, but everything that walks or serializes the result
+# (the engine, Ansible's result) would expand it.
+ALIAS_BUDGET = 10_000
+
+
+class _BoundedLoader(_BASE):  # type: ignore[misc,valid-type]
+    """A safe loader that counts the nodes each alias stands for and refuses a file whose aliases add more than
+    ALIAS_BUDGET; the composer (C) is untouched, only an alias's second construction is counted."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self.alias_nodes = 0
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        if node in self.constructed_objects:  # an alias: the object is shared, its expansion is what we count
+            self.alias_nodes += _size(node, ALIAS_BUDGET - self.alias_nodes + 1)
+            if self.alias_nodes > ALIAS_BUDGET:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"its aliases expand to more than {ALIAS_BUDGET} YAML nodes (an alias bomb?); write "
+                    "the values out instead of aliasing them", node.start_mark)
+        return super().construct_object(node, deep)
+
+
+def _size(node: yaml.Node, cap: int) -> int:
+    """The nodes under `node` (itself included) counted as if aliases were copies, stopping at `cap`."""
+    count, stack = 0, [node]
+    while stack and count < cap:
+        current = stack.pop()
+        count += 1
+        if isinstance(current, yaml.SequenceNode):
+            stack.extend(current.value)
+        elif isinstance(current, yaml.MappingNode):
+            stack.extend(child for pair in current.value for child in pair)
+    return count
 
 
 def load_documents(path: str, option: str) -> list[Any]:
     """The YAML/JSON documents of a file (empty ones dropped); errors name the option and the position."""
     try:
         with open(path, encoding="utf-8") as handle:
-            return [doc for doc in yaml.load_all(handle, Loader=_LOADER) if doc is not None]
+            return [doc for doc in yaml.load_all(handle, Loader=_BoundedLoader) if doc is not None]
     except OSError as err:
         raise InputError(option, f"cannot read {path}: {err.strerror}") from None
     except yaml.YAMLError as err:

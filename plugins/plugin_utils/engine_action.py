@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.parameters import remove_values
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
@@ -17,9 +18,10 @@ from ansible_collections.cre.certification.plugins.module_utils.driver.errors im
 from ansible_collections.cre.certification.plugins.module_utils.driver.execute import status_message
 from ansible_collections.cre.certification.plugins.module_utils.driver.options import RunOptions
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError, WorkflowFailure
-from ansible_collections.cre.certification.plugins.module_utils.kube.client import MissingLibrary
+from ansible_collections.cre.certification.plugins.module_utils.kube.client import BadKubeconfig, MissingLibrary
 from ansible_collections.cre.certification.plugins.module_utils.kube.errors import ApiError, NotServed, Unreachable
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import ApiException
+from ansible_collections.cre.certification.plugins.plugin_utils.inputs import renamed, unknown_option, with_suggestion
 
 try:
     from kubernetes.config.config_exception import ConfigException
@@ -42,7 +44,7 @@ def failure(exc: Exception) -> dict[str, Any] | None:
         return {"failed": True, "msg": exc.line()}
     if isinstance(exc, WorkflowFailure):
         return {"failed": True, "reason": exc.reason, "msg": exc.message}
-    if isinstance(exc, (InputError, DriverError, Abandoned, MissingLibrary)):
+    if isinstance(exc, (InputError, DriverError, Abandoned, MissingLibrary, BadKubeconfig)):
         return {"failed": True, "msg": str(exc)}
     if ConfigException is not None and isinstance(exc, ConfigException):
         return {"failed": True, "msg": f"connecting to the cluster: {exc}; set kubeconfig/context (or the "
@@ -50,6 +52,31 @@ def failure(exc: Exception) -> dict[str, Any] | None:
     if ApiException is not None and isinstance(exc, ApiException):
         return {"failed": True, "msg": f"API error {exc.status} {exc.reason}: {status_message(exc)}"}
     return None
+
+
+def secret_values(no_log_values: set[str], kubeconfig: Any) -> set[str]:
+    """What no result may quote, as AnsibleModule censors a module's: the values of no_log options (api_key,
+    password, proxy credentials). Of a kubeconfig only the credentials: its path, or the server and names of one
+    given as a dict, are no secret, and masking them would make messages unreadable."""
+    values = set(no_log_values)
+    if isinstance(kubeconfig, str):
+        values.discard(kubeconfig)
+    elif isinstance(kubeconfig, dict):
+        values -= set(_strings(kubeconfig))
+        values |= {v for user in kubeconfig.get("users") or [] if isinstance(user, dict)
+                   for v in _strings(user.get("user") or {})}
+    return {v for v in values if v}
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, str):
+        yield value
 
 
 @contextmanager
@@ -71,7 +98,8 @@ def warnings_to_display() -> Iterator[None]:
 
 class EngineAction(ActionBase):
     """Subclasses set SPEC (the stub module's `SPEC` dict: argument_spec plus its constraints) and execute().
-    A face that drives a long run sets `self.progress_of` to the run, whose `changed` a failure reports."""
+    A face that drives a long run sets `self.progress_of` to the run, whose `changed` a failure reports.
+    A face with an `input_names` option names the failing option as the caller asks (a role: its variables)."""
 
     TRANSFERS_FILES = False
     SPEC: dict[str, Any] = {}
@@ -86,18 +114,32 @@ class EngineAction(ActionBase):
         result = super().run(tmp, task_vars)
         self.host = str((task_vars or {}).get("inventory_hostname", ""))
         try:
-            _validation, args = self.validate_argument_spec(**self.SPEC)
+            validation, args = self.validate_argument_spec(**self.SPEC)
         except AnsibleActionFail as exc:
-            return {**result, **exc.result}
+            return {**result, **exc.result, **self._unknown_options()}
+        secrets = secret_values(validation._no_log_values, args.get("kubeconfig"))
+        out = self._run(result, args, task_vars)
+        return remove_values(out, secrets) if secrets else out
+
+    def _run(self, result: dict[str, Any], args: dict[str, Any], task_vars: dict[str, Any] | None) -> dict[str, Any]:
         try:
             with warnings_to_display():
                 result.update(self.execute(args, task_vars or {}))
         except Exception as exc:  # noqa: BLE001 - only deliberate errors are mapped; the rest re-raise
+            if isinstance(exc, InputError):
+                exc = renamed(with_suggestion(exc), args.get("input_names") or {})
             failed = failure(exc)
             if failed is None:
                 raise
             result.update(failed, changed=bool(getattr(self.progress_of, "changed", False)))
         return result
+
+    def _unknown_options(self) -> dict[str, Any]:
+        """The message for options the face does not know, each with its closest known name; {} if none."""
+        spec = self.SPEC["argument_spec"]
+        supported = set(spec) | {alias for option in spec.values() for alias in option.get("aliases", [])}
+        unknown = sorted(set(self._task.args) - supported)
+        return {"msg": unknown_option(self._task.action, unknown, spec)} if unknown else {}
 
     def show(self, line: str) -> None:
         """A progress line, prefixed with the inventory host."""

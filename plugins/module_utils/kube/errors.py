@@ -60,7 +60,8 @@ class Target:
 
     def permission(self) -> str:
         """The missing permission as RBAC reads it: "create trainjobs.trainer.kubeflow.org in namespace nvcre"."""
-        resource = (self.resource or self.kind.lower()) + (f"/{self.sub}" if self.sub else "")
+        resource = (self.resource or self.kind.lower() or "the discovery paths (/api, /apis)") + \
+            (f"/{self.sub}" if self.sub else "")
         scope = f" in namespace {self.namespace}" if self.namespace else " cluster-wide"
         return f"{self.verb} {resource}{scope}"
 
@@ -135,6 +136,10 @@ def api_error_line(target: Target, status: int, reason: str, message: str, attem
     if status == 401:
         return f"{doing}: Unauthorized: {message}; the credentials were refused: renew them or point {CREDENTIALS} " \
                "at valid ones"
+    if status == 403 and '"system:anonymous"' in message:  # no credential was accepted: granting is no fix
+        return (f"{doing}: forbidden ({message}): the server took the request as anonymous, so it accepted no "
+                f"credential (a username and password are ignored: Kubernetes has no basic auth); point {CREDENTIALS} "
+                "at a token or a client certificate")
     if status == 403:
         return f"{doing}: forbidden: {target.permission()} ({message}); grant it (see {RBAC_DOC})"
     if status == 404:

@@ -44,3 +44,17 @@ def test_bad_input_fails_cleanly(path, tmp_path, run_action):
         assert part in result["msg"]
     assert result.get("reason") == case.get("reason")
     assert not (result.get("plan") or {}).get("jobs")
+
+
+def test_an_undecodable_kubeconfig_credential_is_one_line_that_does_not_quote_it(run_action):
+    secret = "s3cr3tkey"  # nine base64 characters: one too many to decode
+    kubeconfig = {"apiVersion": "v1", "current-context": "x",
+                  "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+                  "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                  "users": [{"name": "u", "user": {"client-key-data": secret, "client-certificate-data": secret}}]}
+    result = run_action("cluster_info", {"kubeconfig": kubeconfig})
+    assert result["failed"] is True
+    assert result["msg"] == ("connecting to the cluster: the kubeconfig's credentials cannot be decoded (Invalid "
+                             "base64-encoded string); fix its user entry (the *-data fields are base64 of the PEM "
+                             "files)")
+    assert secret not in str(result)

@@ -46,10 +46,14 @@ def test_builds_one_category():
     assert result["spec"]["dependencies"][0]["metadata"]["name"] == "nccl-all-reduce-runtime"
 
 
-def test_unknown_category_fails_with_the_exact_message():
+def test_unknown_category_fails_with_the_closest_and_the_valid_ones():
     rc, result = ansible({"domain": "communication", "variant": "nccl-bogus"})
     assert rc != 0
-    assert result["msg"] == "Unknown certification category: communication/nccl-bogus"
+    assert result["msg"].startswith("variant: unknown category 'communication/nccl-bogus'; did you mean "
+                                    "'communication/nccl-loopback'? valid: communication/nccl-all-gather, ")
+    rc, result = ansible({"domain": "communication", "variant": "nccl-all-reduc"})
+    assert "unknown category 'communication/nccl-all-reduc'; did you mean 'communication/nccl-all-reduce'? " \
+        "valid: " in result["msg"]
     assert "Traceback" not in result.get("exception", "")
 
 
