@@ -133,8 +133,8 @@ def test_the_claims_pv_is_stamped_while_running_then_deleted_after_the_claim(clu
     switched = events.index(("MODIFIED", "Delete", "Released", uid))
     assert events[-1][0] == "DELETED" and switched < len(events) - 1, events
     assert client.CoreV1Api(cluster.api).list_namespaced_persistent_volume_claim(namespace).items == []
-    stored = client.CustomObjectsApi(cluster.api).get_namespaced_custom_object(*NVCRE, namespace, "workflows",
-                                                                                "nccl-test")
+    objects = client.CustomObjectsApi(cluster.api)
+    stored = objects.get_namespaced_custom_object(*NVCRE, namespace, "workflows", "nccl-test")
     assert all(r["kind"] != "PersistentVolumeClaim" for r in stored["status"].get("dependencyRefs") or [])
     untouched = volumes(cluster)[foreign]
     assert (untouched.spec.persistent_volume_reclaim_policy, untouched.metadata.annotations[KEY]) == (

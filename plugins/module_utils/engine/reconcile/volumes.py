@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..api.actions import Action, Delete, Patch, Ref
-from ..api.objects import meta
 from ..api.vocabulary import ANNOTATION_WORKFLOW_UID
 
 PVC = "PersistentVolumeClaim"
@@ -24,6 +23,12 @@ BOUND = "Bound"
 RETAIN = "Retain"
 DELETE = "Delete"
 Obj = dict[str, Any]
+
+
+def meta(obj: Obj) -> Obj:
+    """Its metadata (objects.meta's twin without that module's imports: the stamped_volumes filter loads this
+    file where only ansible-core is installed)."""
+    return obj.get("metadata") or {}
 
 
 @dataclass

@@ -114,9 +114,9 @@ def test_the_cleanup_filters_follow_the_same_rule():
            pv(name="pv-4", phase="Released", stamp=OTHER, policy="Delete"), pv(name="pv-5", stamp=UID)]
     assert stamped_volumes(pvs, [UID, OTHER]) == {"bound": ["pv-2", "pv-5"], "reclaim": ["pv-1"]}
     assert stamped_volumes(pvs, ["unknown"]) == {"bound": [], "reclaim": []}
-    workflows = [{"metadata": {"uid": UID}, "status": {"dependencyRefs": [
-                     {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "name": "ckpt", "scope": "workflow"}]}},
-                 {"metadata": {"uid": OTHER}, "status": {"dependencyRefs": [
-                     {"apiVersion": "v1", "kind": "ConfigMap", "name": "hints", "scope": "workflow"}]}},
+    claim_ref = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "name": "ckpt", "scope": "workflow"}
+    other_ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "hints", "scope": "workflow"}
+    workflows = [{"metadata": {"uid": UID}, "status": {"dependencyRefs": [claim_ref]}},
+                 {"metadata": {"uid": OTHER}, "status": {"dependencyRefs": [other_ref]}},
                  {"metadata": {"uid": "no-status"}}]
     assert claim_workflows(workflows) == [UID]
