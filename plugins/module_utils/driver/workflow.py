@@ -251,6 +251,11 @@ class Driver:
         self.observer.start(wf)
         try:
             return self._loop(start, start + timeout, until_iteration, poll_interval)
+        except ApiException as exc:
+            live = self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, self.name)) if exc.status == 404 else wf
+            if live is None or live["metadata"].get("deletionTimestamp"):  # a write met the Workflow's deletion
+                self._deleted(live or self.seen)
+            raise
         finally:
             self.observer.stop()
 
@@ -275,24 +280,18 @@ class Driver:
             self.stats.begin()
             job_worlds: dict[str, JobWorld] = {}
             if why:
-                try:
-                    jobs = None if first else changes.jobs | {k.split("/", 1)[1] for k in ripe if k.startswith("job/")}
-                    world, job_worlds = self.observe(wf, now, jobs)
-                    if not terminal(wf):
-                        # Each Job's actions touch only that Job and its workload: the Jobs go in parallel.
-                        with ThreadPoolExecutor(execute.CONCURRENCY) as pool:
-                            acted = any(list(pool.map(self._job_pass, job_worlds.values())))
-                    # Measurements before the Workflow tier: a Job it is about to delete still has its log to read.
-                    wanted = None if first else changes.measurements | {
-                        k.split("/", 1)[1] for k in ripe if k.startswith("measurement/")}
-                    acted |= self._measurement_pass(world, now, wanted, set(job_worlds))
-                    if not terminal(wf) and (look_at_workflow or acted):
-                        acted |= self._workflow_pass(world)
-                except ApiException as exc:
-                    live = self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, self.name)) if exc.status == 404 else wf
-                    if live is None or live["metadata"].get("deletionTimestamp"):  # a write met the deletion
-                        self._deleted(live or wf)
-                    raise
+                jobs = None if first else changes.jobs | {k.split("/", 1)[1] for k in ripe if k.startswith("job/")}
+                world, job_worlds = self.observe(wf, now, jobs)
+                if not terminal(wf):
+                    # Each Job's actions touch only that Job and its workload: the Jobs go in parallel.
+                    with ThreadPoolExecutor(execute.CONCURRENCY) as pool:
+                        acted = any(list(pool.map(self._job_pass, job_worlds.values())))
+                # Measurements before the Workflow tier: a Job it is about to delete still has its log to read.
+                wanted = None if first else changes.measurements | {
+                    k.split("/", 1)[1] for k in ripe if k.startswith("measurement/")}
+                acted |= self._measurement_pass(world, now, wanted, set(job_worlds))
+                if not terminal(wf) and (look_at_workflow or acted):
+                    acted |= self._workflow_pass(world)
                 wf = self.watched_workflow()
             self.stats.end(why, len(job_worlds))
             first = False
