@@ -68,6 +68,7 @@ REQUEUE = 15.0      # JobRequeueInterval
 COMPUTE_DOMAIN = "ComputeDomain"
 IMMEDIATE = 0.05
 DRAIN_BOUND = timedelta(minutes=5)
+CLAIM_SETTLE = timedelta(seconds=15)  # ours: how long an iteration's end waits for a deleted claim to go
 TIMEOUT_MESSAGE = "Job exceeded timeoutPerJob"
 TIMEOUT_BLOCKED_MESSAGE = "Job exceeded timeoutPerJob while its pods were unschedulable"
 Obj = dict[str, Any]
@@ -272,6 +273,25 @@ class _Pass:
         if kept:
             self.release_wait = True
             self.past(self.now + timedelta(seconds=volumes.PV_RELEASE_WAIT))  # look again then (Step.wake_at)
+
+    def settling_claims(self) -> bool:
+        """Whether a kept claim ref is about to be reclaimed: its claim is gone but the PV not released yet, or the
+        claim was deleted less than CLAIM_SETTLE ago (a claim no pod mounts goes within moments). A claim still there
+        after that is mounted by a pod that stays (the last iteration's workloads do): it is not waited for, and
+        keeps its ref."""
+        for ref in self.status.get("dependencyRefs") or []:
+            key = _ref_key(ref)
+            if ref.get("scope") != SCOPE_JOB or (key.api_version, key.kind) != ("v1", volumes.PVC):
+                continue
+            live = self.world.dependencies.get(key)
+            if live is None:
+                if not all(volumes.reclaim(pv, self.uid).done for pv in volumes.claimed_by(key, self.world.volumes)):
+                    return True
+                continue
+            deleted = parse_time(meta(live).get("deletionTimestamp"))
+            if deleted is not None and not self.past(deleted + CLAIM_SETTLE):
+                return True
+        return False
 
     def stamp_volumes(self) -> None:
         """§7.2: the bound PV of every live PVC dependency of ours carries the Workflow's UID (each pass)."""
@@ -536,6 +556,9 @@ class _Pass:
                 self.delete(job)
 
     def complete_iteration(self) -> Step:
+        if self.settling_claims():  # a moment more, so the iteration's claims are reclaimed before it moves on
+            current = condition(self.workflow, IN_PROGRESS) or {}
+            return self.write(IN_PROGRESS, current.get("reason", "JobRunning"), current.get("message", ""), REQUEUE)
         if self.diagnose is not None:
             return self.diagnose_round()
         completed = int(self.orch.get("completedIterations") or 0) + 1

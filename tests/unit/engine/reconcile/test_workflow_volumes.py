@@ -188,3 +188,31 @@ def test_killed_anywhere_the_run_resumes_to_the_same_end():
         sim = VolumeSim(SCENARIO)
         sim.run(kill=point)
         assert sim.outcome() == expected, f"killed at step {point[0]} before action {point[1]}"
+
+
+class SlowReleaseSim(VolumeSim):
+    """The PV controller marks a PV Released one tick after its claim has gone (it still reads Bound meanwhile)."""
+
+    def __init__(self, scenario: dict) -> None:
+        super().__init__(scenario)
+        self.lagging: set[str] = set()
+
+    def storage(self) -> None:
+        for name in self.lagging:
+            self.store[Ref("v1", "PersistentVolume", "", name)]["status"]["phase"] = "Released"
+        released = {n for n, pv in self.of_kind("PersistentVolume").items() if pv["status"]["phase"] == "Released"}
+        super().storage()
+        self.lagging = {n for n, pv in self.of_kind("PersistentVolume").items()
+                        if pv["status"]["phase"] == "Released" and n not in released}
+        for name in self.lagging:
+            self.store[Ref("v1", "PersistentVolume", "", name)]["status"]["phase"] = "Bound"
+
+
+def test_the_end_waits_for_a_gone_claims_pv_to_be_released_and_reclaims_it():
+    """At the iteration's end a claim is gone but its PV not released yet: the end waits for it (not for a claim a
+    pod still mounts), so the Workflow ends with its PVs reclaimed and no claim ref left."""
+    sim = SlowReleaseSim(SCENARIO)
+    sim.run()
+    assert condition(sim.workflow)["reason"] == "JobCompleted"
+    assert not sim.of_kind("PersistentVolume") and not sim.of_kind(PVC)
+    assert [r["name"] for r in sim.workflow["status"]["dependencyRefs"]] == ["topology-hints"]
