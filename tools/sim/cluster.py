@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 from kubernetes import client, config, watch
 
-from . import computedomain, controllers, processes, profiles, stages, training_logs, workload_logs
+from . import computedomain, controllers, processes, profiles, stages, training_logs, volumes, workload_logs
 from .faults import HARDWARE_CONDITION, HARDWARE_LABEL, HARDWARE_VALUE
 from .state import NAME_RE, ClusterState, cluster_dir, known_clusters, workdir
 
@@ -161,6 +161,7 @@ def _up(bin_dir: Path, assets: Path, profile: str, nodes: int, name: str, pod_ms
     if imex:  # the NVIDIA DRA driver runs on GB200/GB300 clusters only, as in the field
         computedomain.install(apic, imex)
         crds.append(computedomain.crd()["metadata"]["name"])
+    volumes.install(apic)  # before any claim: the default class is set on a claim when it is created
     _kubectl(bin_dir, str(kubeconfig), "apply", "--server-side", "--field-manager=cre-sim", "-f", str(assets / "crds"))
     for crd in crds:
         _wait_crd(apic, crd)

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NoReturn
 
 from ..engine.api import naming
 from ..engine.api.actions import Ref, Step
@@ -33,7 +33,7 @@ from ..engine.plan import detect, render
 from ..engine.reconcile import attribution, job_tier, job_validation, node_results, status, workflow_tier
 from ..engine.reconcile.world import JobWorld, WorkflowWorld
 from ..kube.rest import ApiException, Kube
-from . import execute, measurements
+from . import execute, measurements, volumes
 from .errors import DriverError
 from .heartbeat import Heartbeat, heartbeat_line
 from .observe import Observer
@@ -117,6 +117,7 @@ class Driver:
         self.measurements: list[dict[str, Any]] = []
         self.timeout_logs: dict[str, dict[str, Any]] = {}  # Job name -> failureLog, read when it timed out
         self.observer = Observer(kube, namespace, name)
+        self.seen: dict[str, Any] | None = None  # the Workflow as last read (its UID, should it be deleted)
         self.due: dict[str, float] = {}  # "job/<name>", "measurement/<name>" -> when it asked to be looked at again
         self.wake_at: float | None = None  # the Workflow tier's next deadline, while nothing changes
         self.stats = PassStats(kube)
@@ -125,13 +126,25 @@ class Driver:
         wf = self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, self.name))
         if wf is None:
             raise DriverError(f"Workflow {self.namespace}/{self.name} not found")
+        self.seen = wf
         return wf
 
     def watched_workflow(self) -> dict[str, Any]:
         wf = self.observer.workflow()
-        if wf is None:
-            raise DriverError(f"Workflow {self.namespace}/{self.name} not found")
+        if wf is None or wf["metadata"].get("deletionTimestamp"):
+            self._deleted(wf or self.seen)
+        self.seen = wf
         return wf
+
+    def _deleted(self, last: dict[str, Any] | None) -> NoReturn:
+        """Deleted while driven (no finalizer holds it; the garbage collector removes what it made): reclaim the PVs
+        stamped with its UID, as NVCRE's deletion does (§12), then stop with one line. `last`: as last seen."""
+        if last is None:
+            raise DriverError(f"Workflow {self.namespace}/{self.name} not found")
+        switched = volumes.reclaim_deleted(self.kube, last, self.trace, self.alive) if volumes.has_claims(last) else []
+        reclaimed = f"; PersistentVolumes switched to Delete: {', '.join(switched)}" if switched else ""
+        raise DriverError(f"Workflow {self.namespace}/{self.name} was deleted during the run: the cluster's garbage "
+                          f"collector removes what it made{reclaimed}; rerun to certify again")
 
     def observe(self, wf: dict[str, Any], now: datetime, wanted: set[str] | None
                 ) -> tuple[WorkflowWorld, dict[str, JobWorld]]:
@@ -154,7 +167,8 @@ class Driver:
         dependencies = obs.dependencies((r["apiVersion"], r["kind"]) for r in refs)
         self.measurements = self._measurements()
         world = WorkflowWorld(wf, jobs, nodes, pods, configmaps, dependencies, now, self._resource_slices(wf, nodes),
-                              self._scopes(wf), self.measurements, self.timeout_logs)
+                              self._scopes(wf), self.measurements, self.timeout_logs,
+                              volumes.observe(self.kube, wf))
         by_job: dict[str, list[dict[str, Any]]] = {}
         for m in self.measurements:
             by_job.setdefault(((m.get("spec") or {}).get("jobRef") or {}).get("name", ""), []).append(m)
@@ -237,6 +251,11 @@ class Driver:
         self.observer.start(wf)
         try:
             return self._loop(start, start + timeout, until_iteration, poll_interval)
+        except ApiException as exc:
+            live = self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, self.name)) if exc.status == 404 else wf
+            if live is None or live["metadata"].get("deletionTimestamp"):  # a write met the Workflow's deletion
+                self._deleted(live or self.seen)
+            raise
         finally:
             self.observer.stop()
 

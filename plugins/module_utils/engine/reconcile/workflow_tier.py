@@ -26,7 +26,10 @@ Diagnose mode (§9) runs its rounds through the same launch and poll; the end of
 `diagnose_tier`. Its Job names carry the round (`-<group>-iter-<round+1>`), so a probe group repeated in a later
 round is a new Job with its own measurement, and no Job is ever deleted to reuse a name.
 
-Not handled here: PV stamping and reclaim of PVC dependencies (§7.2, §7.3) are left to the driver.
+PVC dependencies (§7.2, §7.3, `volumes`): every pass stamps their bound PVs with the Workflow's UID. Cleaning one up
+deletes the claim and keeps its ref until its PV is released and, when this Workflow stamped it, switched from
+Retain to Delete; the group goes on meanwhile (a claim stays in use while a finished pod that mounts it exists,
+and the last iteration's workloads stay), and every later pass retries the kept refs, 5 s apart at most.
 """
 from __future__ import annotations
 
@@ -55,7 +58,7 @@ from ..api.vocabulary import (
 from ..models import dump, parse_workflow
 from ..plan import detect, jobs, mnnvl, partition, placement
 from ..plan.dependencies import SCOPE_JOB, SCOPE_WORKFLOW, DependencyPlan, reference, strip_when
-from . import diagnose_gate, diagnose_tier, node_results
+from . import diagnose_gate, diagnose_tier, node_results, volumes
 from .job_tier import scheduling_blocked, scheduling_paused
 from .status import status_write
 from .world import WorkflowWorld
@@ -65,6 +68,7 @@ REQUEUE = 15.0      # JobRequeueInterval
 COMPUTE_DOMAIN = "ComputeDomain"
 IMMEDIATE = 0.05
 DRAIN_BOUND = timedelta(minutes=5)
+CLAIM_SETTLE = timedelta(seconds=15)  # ours: how long an iteration's end waits for a deleted claim to go
 TIMEOUT_MESSAGE = "Job exceeded timeoutPerJob"
 TIMEOUT_BLOCKED_MESSAGE = "Job exceeded timeoutPerJob while its pods were unschedulable"
 Obj = dict[str, Any]
@@ -104,6 +108,7 @@ class _Pass:
         self.wants_logs: list[str] = []
         self.actions: list[Action] = []
         self.wake_at: datetime | None = None  # the earliest deadline still ahead (Step.wake_at)
+        self.release_wait = False  # a cleaned-up claim's PV is not released yet: look again after PV_RELEASE_WAIT
         # The spec as the API server stores it, defaults included (a no-op for a Workflow it accepted).
         self.spec = dump(parse_workflow({k: v for k, v in self.workflow.items() if k != "status"}))["spec"]
 
@@ -124,6 +129,8 @@ class _Pass:
         self.unpinned = placement.is_unpinned(early.get("orchestration") or {})
         self.dep_plan = self.dependency_plan(early, (early.get("jobTemplate") or {}).get("spec") or {})
         self.ensure_workflow_dependencies()
+        self.stamp_volumes()
+        self.reclaim_claims()
         self.delete_previous_iterations()
         groups = self.orch.get("groups") or []
         if any(g.get("phase") == RUNNING for g in groups):
@@ -137,6 +144,8 @@ class _Pass:
     def write(self, kind: str, reason: str, message: str, requeue: float | None, terminal: bool = False) -> Step:
         for key in ("totalNodes", "nodesPerJob", "totalGroups"):  # required once orchestration exists
             self.orch.setdefault(key, 0)
+        if self.release_wait and requeue is not None:
+            requeue = min(requeue, volumes.PV_RELEASE_WAIT)
         candidate = copy.deepcopy(self.status)
         writes = status_write(self.workflow, candidate, kind, reason, message, self.now)
         if candidate != (self.workflow.get("status") or {}):
@@ -224,19 +233,71 @@ class _Pass:
             self.status.pop("dependencyRefs")
 
     def clean_job_dependencies(self, group: Obj) -> None:
-        """§7.3: delete this group's copies of the current iteration (reverse order), then drop their refs."""
+        """§7.3: delete this group's copies of the current iteration (reverse order), then drop their refs; a
+        claim's ref stays until its PV is released and reclaimed (`reclaim_claims` retries it)."""
         refs = self.status.get("dependencyRefs") or []
         iteration = self.job_iteration()
-        mine = [r for r in refs if r.get("scope") == SCOPE_JOB and r.get("groupName") == group["name"]
-                and r.get("iteration") == iteration]
+        self.clean_refs([r for r in refs if r.get("scope") == SCOPE_JOB and r.get("groupName") == group["name"]
+                         and r.get("iteration") == iteration])
+
+    def reclaim_claims(self) -> None:
+        """§7.3 "keep ref and retry": the claim refs a cleanup kept (claim terminating, PV not released yet), retried
+        each pass. Only refs of groups that ended, or of earlier iterations or rounds: a Pending or Running group's
+        claim is the live one of its next or current attempt (same name), cleaned when that attempt ends."""
+        iteration = self.job_iteration()
+        active = {g["name"] for g in self.orch.get("groups") or [] if g.get("phase", PENDING) in (PENDING, RUNNING)}
+        self.clean_refs([r for r in self.status.get("dependencyRefs") or []
+                         if r.get("scope") == SCOPE_JOB and (r.get("apiVersion"), r.get("kind")) == ("v1", volumes.PVC)
+                         and not (r.get("iteration") == iteration and r.get("groupName") in active)])
+
+    def clean_refs(self, mine: list[Obj]) -> None:
+        """Delete what these refs name (ours only, reverse order) and drop the refs, but for claims still waiting."""
+        refs = self.status.get("dependencyRefs") or []
+        kept = []
         for ref in reversed(mine):
-            live = self.world.dependencies.get(_ref_key(ref))
-            if live is not None and self.owns(live):
-                self.actions.append(Delete(_ref_key(ref), uid=meta(live).get("uid", "")))
-        if mine:
-            self.status["dependencyRefs"] = [r for r in refs if r not in mine]
+            key = _ref_key(ref)
+            live = self.world.dependencies.get(key)
+            if (key.api_version, key.kind) == ("v1", volumes.PVC):
+                cleanup = volumes.clean_claim(key, live, self.world.volumes, self.uid,
+                                              live is not None and self.owns(live))
+                self.actions.extend(cleanup.actions)
+                if not cleanup.done:
+                    kept.append(ref)
+            elif live is not None and self.owns(live):
+                self.actions.append(Delete(key, uid=meta(live).get("uid", "")))
+        gone = [r for r in mine if r not in kept]
+        if gone:
+            self.status["dependencyRefs"] = [r for r in refs if r not in gone]
             if not self.status["dependencyRefs"]:
                 self.status.pop("dependencyRefs")
+        if kept:
+            self.release_wait = True
+            self.past(self.now + timedelta(seconds=volumes.PV_RELEASE_WAIT))  # look again then (Step.wake_at)
+
+    def settling_claims(self) -> bool:
+        """Whether a kept claim ref is about to be reclaimed: its claim is gone but the PV not released yet, or the
+        claim was deleted less than CLAIM_SETTLE ago (a claim no pod mounts goes within moments). A claim still there
+        after that is mounted by a pod that stays (the last iteration's workloads do): it is not waited for, and
+        keeps its ref."""
+        for ref in self.status.get("dependencyRefs") or []:
+            key = _ref_key(ref)
+            if ref.get("scope") != SCOPE_JOB or (key.api_version, key.kind) != ("v1", volumes.PVC):
+                continue
+            live = self.world.dependencies.get(key)
+            if live is None:
+                if not all(volumes.reclaim(pv, self.uid).done for pv in volumes.claimed_by(key, self.world.volumes)):
+                    return True
+                continue
+            deleted = parse_time(meta(live).get("deletionTimestamp"))
+            if deleted is not None and not self.past(deleted + CLAIM_SETTLE):
+                return True
+        return False
+
+    def stamp_volumes(self) -> None:
+        """§7.2: the bound PV of every live PVC dependency of ours carries the Workflow's UID (each pass)."""
+        claims = [obj for key, obj in self.world.dependencies.items()
+                  if (key.api_version, key.kind) == ("v1", volumes.PVC) and self.owns(obj)]
+        self.actions.extend(volumes.stamps(claims, self.world.volumes, self.uid))
 
     def own_job_dependencies(self, group: Obj, job: Obj) -> None:
         """§7.2: once its Job exists, each namespaced copy of the group gets a non-controller owner reference to
@@ -495,6 +556,9 @@ class _Pass:
                 self.delete(job)
 
     def complete_iteration(self) -> Step:
+        if self.settling_claims():  # a moment more, so the iteration's claims are reclaimed before it moves on
+            current = condition(self.workflow, IN_PROGRESS) or {}
+            return self.write(IN_PROGRESS, current.get("reason", "JobRunning"), current.get("message", ""), REQUEUE)
         if self.diagnose is not None:
             return self.diagnose_round()
         completed = int(self.orch.get("completedIterations") or 0) + 1

@@ -28,6 +28,8 @@ class WorkflowWorld:
     measurements: list[Obj] = field(default_factory=list)
     # Job name -> the failureLog read for a Job that timed out (Step.wants_logs asked for it).
     timeout_logs: dict[str, Obj] = field(default_factory=dict)
+    # PersistentVolumes by name: those bound to, or claimed by, the Workflow's PVC dependencies (§7.2, §7.3).
+    volumes: dict[str, Obj] = field(default_factory=dict)
 
 
 @dataclass
