@@ -27,6 +27,7 @@ from .faults import HARDWARE_LABEL, HARDWARE_VALUE
 POLL_SECONDS = 0.1          # the quarantine: it must see a faulty node's pod run before the fault fails it
 SLOW_POLL_SECONDS = 0.5     # logs are stamped from the pod's start, so a later look prints the same lines
 STORAGE_POLL_SECONDS = 2.0
+GONE_POLL_SECONDS = 1.0
 
 
 def quarantine_loaded_faulty_nodes(core: client.CoreV1Api, faulty: cache.Cache) -> list[str]:
@@ -85,8 +86,10 @@ def main(kubeconfig: str) -> None:
     threads = [threading.Thread(target=repeat, args=pair, daemon=True) for pair in passes]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    # An agent whose cluster is gone must not live on: kwokctl reuses the CA and a later cluster may get the same
+    # port, and the agent would serve that cluster's pods logs from a directory that no longer exists.
+    while Path(kubeconfig).exists():
+        time.sleep(GONE_POLL_SECONDS)
 
 
 if __name__ == "__main__":
