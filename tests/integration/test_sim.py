@@ -6,6 +6,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from urllib.parse import urlparse
@@ -14,7 +15,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from tools.sim import cluster, computedomain, processes, profiles, smoke, workload_logs
+from tools.sim import cache, cluster, computedomain, processes, profiles, smoke, workload_logs
 from tools.sim.state import ClusterState, cluster_dir
 
 from .conftest import NODES, Sim
@@ -144,6 +145,34 @@ def test_cluster_survives_apiserver_restart(sim: Sim, namespace: str) -> None:
     assert all(processes.alive(int(p.read_text())) for p in others)
     assert all(processes.alive(pid) for pid in ClusterState.load(sim.name).pids.values())
     assert run_trainjob(sim.api, namespace, "after-restart", ["gpu-node-001", "gpu-node-002"]) == "Complete"
+
+
+def test_agent_cache_follows_nodes_across_an_apiserver_restart(sim: Sim) -> None:
+    """The agents' list+watch cache: a change shows, and one made right after the apiserver came back (its watch
+    broken meanwhile) shows too, as the trimmed view the agents read."""
+    core = client.CoreV1Api(sim.api)
+    nodes = cache.Cache(client.CoreV1Api(cluster.api(sim.kubeconfig)).list_node, keep=cache.node_view)
+    threading.Thread(target=nodes.run, daemon=True).start()
+    assert nodes.synced.wait(30)
+    assert sorted(nodes.by_name()) == sorted(profiles.node_names(NODES))
+
+    def shows(value: str) -> bool:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if (nodes.by_name()["gpu-node-005"]["metadata"].get("annotations") or {}).get("test/cache") == value:
+                return True
+            time.sleep(0.1)
+        return False
+
+    try:
+        core.patch_node("gpu-node-005", {"metadata": {"annotations": {"test/cache": "before"}}})
+        assert shows("before")
+        cluster.restart(sim.name, "apiserver", down_seconds=2)
+        core.patch_node("gpu-node-005", {"metadata": {"annotations": {"test/cache": "after"}}})
+        assert shows("after")
+        assert set(nodes.by_name()["gpu-node-005"]) == {"metadata", "spec"}
+    finally:
+        core.patch_node("gpu-node-005", {"metadata": {"annotations": {"test/cache": None}}})
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,8 @@ as a workload runs on it. So a hardware fault injected before a run is found by 
 discovery, its pods start, the agent cordons it, and a node-health monitor such as the catalog's
 `node.spec.unschedulable == true` fires mid-run.
 
-Run by `up` as `python -m tools.sim.agent KUBECONFIG`; loopback only; polls, so it needs no watch bookkeeping.
+Run by `up` as `python -m tools.sim.agent KUBECONFIG`; loopback only. The passes poll, but they read nodes and
+workload pods from list+watch caches (`cache.Cache`): a pass costs what it does, not the size of the cluster.
 """
 from __future__ import annotations
 
@@ -20,25 +21,28 @@ from pathlib import Path
 
 from kubernetes import client, config
 
-from . import computedomain, training_logs, volumes, workload_logs
+from . import cache, computedomain, training_logs, volumes, workload_logs
 from .faults import HARDWARE_LABEL, HARDWARE_VALUE
 
 POLL_SECONDS = 0.1          # the quarantine: it must see a faulty node's pod run before the fault fails it
 SLOW_POLL_SECONDS = 0.5     # logs are stamped from the pod's start, so a later look prints the same lines
 STORAGE_POLL_SECONDS = 2.0
+GONE_POLL_SECONDS = 1.0
 
 
-def quarantine_loaded_faulty_nodes(core: client.CoreV1Api) -> list[str]:
-    """Cordon every faulty, still schedulable node that has a running pod; returns the nodes cordoned."""
+def quarantine_loaded_faulty_nodes(core: client.CoreV1Api, faulty: cache.Cache) -> list[str]:
+    """Cordon every faulty (`faulty`: the nodes labelled so), still schedulable node that has a running pod;
+    returns the nodes cordoned."""
     cordoned = []
-    for node in core.list_node(label_selector=f"{HARDWARE_LABEL}={HARDWARE_VALUE}").items:
-        if node.spec.unschedulable:
+    for node in faulty.items():
+        name = node["metadata"]["name"]
+        if node["spec"].get("unschedulable"):
             continue
-        pods = core.list_pod_for_all_namespaces(
-            field_selector=f"spec.nodeName={node.metadata.name},status.phase=Running").items
+        # Only a faulty node's pods are listed: any running pod counts, not only the workloads the caches hold.
+        pods = core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={name},status.phase=Running").items
         if pods:
-            core.patch_node(node.metadata.name, {"spec": {"unschedulable": True}})
-            cordoned.append(node.metadata.name)
+            core.patch_node(name, {"spec": {"unschedulable": True}})
+            cordoned.append(name)
     return cordoned
 
 
@@ -62,19 +66,30 @@ def main(kubeconfig: str) -> None:
         apic = config.new_client_from_config(config_file=kubeconfig)
         return client.CoreV1Api(apic), client.CustomObjectsApi(apic)
 
-    health, domains, nccl, training, storage = (clients() for _n in range(5))
+    health, domains, nccl, training, storage, nodes_api, pods_api, faulty_api = (clients() for _n in range(8))
+    nodes = cache.Cache(nodes_api[0].list_node, keep=cache.node_view)
+    pods = cache.Cache(pods_api[0].list_pod_for_all_namespaces, label_selector=workload_logs.JOBSET_NAME)
+    # The quarantine looks ten times a second: at the faulty nodes only, selected by the apiserver.
+    faulty = cache.Cache(faulty_api[0].list_node, label_selector=f"{HARDWARE_LABEL}={HARDWARE_VALUE}",
+                         keep=cache.node_view)
+    for kept in (nodes, pods, faulty):
+        threading.Thread(target=kept.run, daemon=True).start()
+    for kept in (nodes, pods, faulty):
+        kept.synced.wait()
     # (pass, seconds between runs): only the quarantine races a fault; the others can look less often, which
     # keeps a test session's many small clusters from loading the machine.
-    passes = ((functools.partial(quarantine_loaded_faulty_nodes, health[0]), POLL_SECONDS),
+    passes = ((functools.partial(quarantine_loaded_faulty_nodes, health[0], faulty), POLL_SECONDS),
               (functools.partial(computedomain.reconcile, domains[1]), SLOW_POLL_SECONDS),
-              (functools.partial(workload_logs.emit, nccl[0], nccl[1], logs_dir, served), SLOW_POLL_SECONDS),
-              (functools.partial(trainer.tick, training[0], training[1]), SLOW_POLL_SECONDS),
+              (functools.partial(workload_logs.emit, nccl[0], nccl[1], logs_dir, served, pods), SLOW_POLL_SECONDS),
+              (functools.partial(trainer.tick, training[0], training[1], pods, nodes), SLOW_POLL_SECONDS),
               (functools.partial(volumes.provision, storage[0]), STORAGE_POLL_SECONDS))
     threads = [threading.Thread(target=repeat, args=pair, daemon=True) for pair in passes]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    # An agent whose cluster is gone must not live on: kwokctl reuses the CA and a later cluster may get the same
+    # port, and the agent would serve that cluster's pods logs from a directory that no longer exists.
+    while Path(kubeconfig).exists():
+        time.sleep(GONE_POLL_SECONDS)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
-from kubernetes import client, config, watch
+from kubernetes import client, config
 
 from . import computedomain, controllers, processes, profiles, stages, training_logs, volumes, workload_logs
 from .faults import HARDWARE_CONDITION, HARDWARE_LABEL, HARDWARE_VALUE
@@ -70,6 +70,22 @@ def validate_up(profile: str, nodes: int, name: str) -> None:
 # binds it; such a start is torn down and made once more.
 STARTS = 2
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller")
+# kwok renews every node's lease each lease/4, and kwokctl's lease is 40 s times the heartbeat factor: at its
+# default factor 5, 10,000 nodes would cost the apiserver 200 lease writes a second. Big clusters get a longer
+# lease (KCM's node grace period grows with it) so that renewals stay at this rate; small ones keep 5.
+LEASE_RENEWALS_PER_SECOND = 20
+DEFAULT_HEARTBEAT_FACTOR = 5.0
+CREATE_THREADS = 8
+KWOK_PARALLELISM = 16
+
+
+def heartbeat_factor(nodes: int) -> float:
+    return max(DEFAULT_HEARTBEAT_FACTOR, nodes / (10 * LEASE_RENEWALS_PER_SECOND))
+
+
+def ready_timeout(nodes: int) -> float:
+    """How long the nodes may take to become Ready: kwok initializes some hundreds a second on this machine."""
+    return 120 + nodes / 50
 
 
 def up(profile: str, nodes: int, name: str, pod_milliseconds: int = stages.DEFAULT_POD_MILLISECONDS) -> Path:
@@ -97,7 +113,8 @@ class ComponentDied(SimError):
 def _alive(name: str) -> None:
     """Every control-plane component kwokctl started still runs, and kube-controller-manager answers its health
     check (under load it can give up waiting for the apiserver and exit some seconds after the start)."""
-    config_doc = yaml.safe_load((cluster_dir(name) / "kwok.yaml").read_text())
+    config_doc = next(d for d in yaml.safe_load_all((cluster_dir(name) / "kwok.yaml").read_text())
+                      if d and d.get("kind") == "KwokctlConfiguration")
     kcm = next((c for c in config_doc.get("components") or [] if c.get("name") == "kube-controller-manager"), {})
     port = next((p["port"] for p in kcm.get("ports") or [] if p.get("name") == "https"), None)
     pid_file = cluster_dir(name) / "pids" / "kube-controller-manager.pid"
@@ -137,12 +154,25 @@ def _up(bin_dir: Path, assets: Path, profile: str, nodes: int, name: str, pod_ms
             "disableQPSLimits": True,
         },
         "componentsPatches": [
-            {"name": "kube-controller-manager", "extraArgs": [{"key": "leader-elect", "value": "false"}]},
+            # A node kwok has not initialized yet within the startup grace is marked NotReady and tainted by
+            # the node controller: thousands of extra writes (and kwok's re-initializations) in a big start.
+            {"name": "kube-controller-manager", "extraArgs": [
+                {"key": "leader-elect", "value": "false"},
+                {"key": "node-startup-grace-period", "value": f"{ready_timeout(nodes):.0f}s"}]},
+            # kwok logs every node and pod patch at INFO: at 10,000 nodes the log costs it more than the patches.
+            {"name": "kwok-controller", "extraArgs": [{"key": "v", "value": "WARN"}]},
         ],
     }
-    (run / "kwokctl.yaml").write_text(yaml.safe_dump(kwok_cfg))
+    # kwok plays 4 node stages, leases and pod stages at a time by default: a big start then waits on round trips.
+    # kwokctl saves this document with every option spelled out, false for the unset booleans: the three kwok
+    # defaults to true are set here (without the debugging handlers kwok serves no pod logs).
+    kwok_options = {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokConfiguration",
+                    "options": {"nodePlayStageParallelism": KWOK_PARALLELISM, "nodeLeaseParallelism": KWOK_PARALLELISM,
+                                "podPlayStageParallelism": KWOK_PARALLELISM, "enableDebuggingHandlers": True,
+                                "enableProfilingHandler": True, "enablePodsOnNodeSyncListPager": True}}
+    (run / "kwokctl.yaml").write_text(yaml.safe_dump_all([kwok_cfg, kwok_options]))
     _kwokctl(bin_dir, "create", "cluster", "--name", name, "--config", str(run / "kwokctl.yaml"),
-             "--kubeconfig", "", "--wait", "3m")
+             "--kubeconfig", "", "--wait", "3m", "--heartbeat-factor", f"{heartbeat_factor(nodes):g}")
     time.sleep(1)  # a component that cannot bind its port exits within a second
     _alive(name)
     kubeconfig = cluster_dir(name) / "kubeconfig.yaml"
@@ -159,7 +189,7 @@ def _up(bin_dir: Path, assets: Path, profile: str, nodes: int, name: str, pod_ms
             "trainingruntimes.trainer.kubeflow.org", "clustertrainingruntimes.trainer.kubeflow.org"]
     imex = computedomain.imex_nodes(node_objs)
     if imex:  # the NVIDIA DRA driver runs on GB200/GB300 clusters only, as in the field
-        computedomain.install(apic, imex)
+        computedomain.install(apic, imex, CREATE_THREADS)
         crds.append(computedomain.crd()["metadata"]["name"])
     volumes.install(apic)  # before any claim: the default class is set on a claim when it is created
     _kubectl(bin_dir, str(kubeconfig), "apply", "--server-side", "--field-manager=cre-sim", "-f", str(assets / "crds"))
@@ -183,7 +213,7 @@ def _up(bin_dir: Path, assets: Path, profile: str, nodes: int, name: str, pod_ms
     state.pids["agent"] = processes.start([sys.executable, "-m", "tools.sim.agent", str(kubeconfig)],
                                           run / "agent.log", env={"PYTHONPATH": str(ROOT)})
     state.save()
-    _wait_nodes_ready(apic, nodes)
+    _wait_nodes_ready(apic, nodes, ready_timeout(nodes))
     return kubeconfig
 
 
@@ -204,22 +234,24 @@ def _wait_crd(apic: client.ApiClient, name: str, timeout: float = 60) -> None:
 
 def _create_nodes(apic: client.ApiClient, nodes: list[dict]) -> None:
     core = client.CoreV1Api(apic)
-    with ThreadPoolExecutor(8) as pool:
-        list(pool.map(core.create_node, nodes))
+    with ThreadPoolExecutor(CREATE_THREADS) as pool:  # the answers stay raw: a V1Node model costs more than the call
+        list(pool.map(lambda node: core.create_node(node, _preload_content=False), nodes))
 
 
-def _wait_nodes_ready(apic: client.ApiClient, count: int, timeout: int = 120) -> None:
+def _wait_nodes_ready(apic: client.ApiClient, count: int, timeout: float) -> None:
+    """Poll the node list (from the apiserver's cache, as raw JSON: at 10,000 nodes the client's models would
+    cost seconds a list) until `count` nodes are Ready."""
     core = client.CoreV1Api(apic)
-    ready: set[str] = set()
-    w = watch.Watch()
-    for event in w.stream(core.list_node, timeout_seconds=timeout):
-        node = event["object"]
-        if any(c.type == "Ready" and c.status == "True" for c in (node.status.conditions or [])):
-            ready.add(node.metadata.name)
-        if len(ready) >= count:
-            w.stop()
+    deadline = time.monotonic() + timeout
+    while True:
+        items = json.loads(core.list_node(resource_version="0", _preload_content=False).data).get("items") or []
+        ready = sum(1 for n in items if any(c.get("type") == "Ready" and c.get("status") == "True"
+                                            for c in (n.get("status") or {}).get("conditions") or []))
+        if ready >= count:
             return
-    raise SimError(f"only {len(ready)} of {count} nodes became Ready within {timeout}s")
+        if time.monotonic() > deadline:
+            raise SimError(f"only {ready} of {count} nodes became Ready within {timeout:.0f}s")
+        time.sleep(0.1 if count <= 100 else 1.0)
 
 
 def down(name: str, missing_ok: bool = False) -> None:
@@ -347,7 +379,8 @@ def link_annotations(nodes: list[dict], links: list[list]) -> dict[str, str | No
 
 
 def _nodes(core: client.CoreV1Api) -> list[dict]:
-    return [core.api_client.sanitize_for_serialization(n) for n in core.list_node().items]
+    """Every node as plain JSON (the client's models would cost seconds at 10,000 nodes)."""
+    return json.loads(core.list_node(_preload_content=False).data).get("items") or []
 
 
 def _link(core: client.CoreV1Api, st: ClusterState, domain: str, peer: str, factor: float) -> None:

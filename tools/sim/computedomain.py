@@ -6,6 +6,7 @@ resourceclaim controller creates and releases them per pod, as on a real cluster
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
@@ -55,13 +56,15 @@ def imex_nodes(nodes: list[dict]) -> list[str]:
     return [n["metadata"]["name"] for n in nodes if CLIQUE_LABEL in n["metadata"]["labels"]]
 
 
-def install(apic: client.ApiClient, nodes: list[str]) -> None:
-    """The driver's CRD, DeviceClass and per-node ResourceSlices; the caller waits for the CRD."""
+def install(apic: client.ApiClient, nodes: list[str], threads: int) -> None:
+    """The driver's CRD, DeviceClass and per-node ResourceSlices (`threads` creates at a time: thousands of
+    nodes, each a round trip); the caller waits for the CRD."""
     client.ApiextensionsV1Api(apic).create_custom_resource_definition(crd())
     custom = client.CustomObjectsApi(apic)
     custom.create_cluster_custom_object(*DRA, "deviceclasses", device_class())
-    for node in nodes:
-        custom.create_cluster_custom_object(*DRA, "resourceslices", resource_slice(node))
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(lambda node: custom.create_cluster_custom_object(*DRA, "resourceslices", resource_slice(node)),
+                      nodes))
 
 
 def claim_template(cd: dict) -> dict:

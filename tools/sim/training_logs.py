@@ -16,6 +16,7 @@ from typing import Any
 from kubernetes import client
 
 from . import workload_logs
+from .cache import Cache
 from .stages import CRASH_POD_ANNOTATION
 
 LINE_SECONDS = 0.5
@@ -41,6 +42,10 @@ def _env(pod: Obj, name: str, default: int) -> int:
             if var.get("name") == name and str(var.get("value", "")).isdigit():
                 return int(var["value"])
     return default
+
+
+def _annotations(obj: Obj) -> dict[str, str]:
+    return (obj.get("metadata") or {}).get("annotations") or {}
 
 
 def is_training(pod: Obj) -> bool:
@@ -73,32 +78,30 @@ class Trainer:
     logs_dir: Path
     runs: dict[str, Run] = field(default_factory=dict)
 
-    def tick(self, core: client.CoreV1Api, custom: client.CustomObjectsApi) -> None:
-        api = core.api_client
-        pods = [api.sanitize_for_serialization(p) for p in core.list_pod_for_all_namespaces(
-            label_selector=workload_logs.JOBSET_NAME, field_selector="status.phase=Running").items]
-        pods = [p for p in pods if is_training(p)]
+    def tick(self, core: client.CoreV1Api, custom: client.CustomObjectsApi, pods_cache: Cache,
+             nodes_cache: Cache) -> None:
+        pods = [p for p in pods_cache.items()
+                if (p.get("status") or {}).get("phase") == "Running" and is_training(p)]
         if not pods:
             return
-        nodes = {n.metadata.name: n for n in core.list_node().items}
+        nodes = nodes_cache.by_name()
+        groups = workload_logs.by_jobset(pods)
         now = datetime.now(UTC)
         for pod in pods:
-            self._advance(core, custom, pod, pods, nodes, now)
+            self._advance(core, custom, pod, groups[pod["metadata"]["labels"][workload_logs.JOBSET_NAME]], nodes, now)
 
-    def _advance(self, core: client.CoreV1Api, custom: client.CustomObjectsApi, pod: Obj, pods: list[Obj],
-                 nodes: dict[str, Any], now: datetime) -> None:
+    def _advance(self, core: client.CoreV1Api, custom: client.CustomObjectsApi, pod: Obj, group: list[Obj],
+                 nodes: dict[str, Obj], now: datetime) -> None:
+        """One pod's new lines; `group`: the Running pods of its JobSet."""
         meta = pod["metadata"]
-        jobset = meta["labels"][workload_logs.JOBSET_NAME]
-        group = sorted((p for p in pods if p["metadata"]["labels"][workload_logs.JOBSET_NAME] == jobset),
-                       key=lambda p: int(p["metadata"]["labels"].get(INDEX, "0")))
+        group = sorted(group, key=lambda p: int(p["metadata"]["labels"].get(INDEX, "0")))
         job = meta["labels"].get(JOB_LABEL, "")
-        faults = {(nodes[p["spec"]["nodeName"]].metadata.annotations or {}).get(FAULT_ANNOTATION)
+        faults = {_annotations(nodes[p["spec"]["nodeName"]]).get(FAULT_ANNOTATION)
                   for p in group if p["spec"].get("nodeName") in nodes}
         crash_node = next((nodes[p["spec"]["nodeName"]] for p in group if p["spec"].get("nodeName") in nodes
-                           and (nodes[p["spec"]["nodeName"]].metadata.annotations or {}).get(FAULT_ANNOTATION) == "crash"),
-                          None)
+                           and _annotations(nodes[p["spec"]["nodeName"]]).get(FAULT_ANNOTATION) == "crash"), None)
         crashed_before = crash_node is not None and job in (
-            (crash_node.metadata.annotations or {}).get(CRASHED_ANNOTATION) or "").split(",")
+            _annotations(crash_node).get(CRASHED_ANNOTATION) or "").split(",")
         save_every = _env(pod, "SAVE_INTERVAL", 250)
         total = _env(pod, "TRAIN_ITERS", 5000)
         run = self.runs.get(meta["uid"])
@@ -140,11 +143,11 @@ class Trainer:
                 handle.write("".join(lines))
 
     @staticmethod
-    def _crash(core: client.CoreV1Api, node: Any, job: str, pod: Obj) -> None:
+    def _crash(core: client.CoreV1Api, node: Obj, job: str, pod: Obj) -> None:
         """Remember the Job crashed once (its next workload resumes), make the crash fatal to the workload (its
         batch Job retries no pod, as when a crash has used up its retries), then let the crash stage fail the pod."""
-        done = [j for j in ((node.metadata.annotations or {}).get(CRASHED_ANNOTATION) or "").split(",") if j]
-        core.patch_node(node.metadata.name, {"metadata": {"annotations": {CRASHED_ANNOTATION: ",".join([*done, job])}}})
+        done = [j for j in (_annotations(node).get(CRASHED_ANNOTATION) or "").split(",") if j]
+        core.patch_node(node["metadata"]["name"], {"metadata": {"annotations": {CRASHED_ANNOTATION: ",".join([*done, job])}}})
         meta = pod["metadata"]
         batch_job = (meta.get("labels") or {}).get("batch.kubernetes.io/job-name")
         if batch_job:

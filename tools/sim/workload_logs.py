@@ -26,6 +26,7 @@ from typing import Any
 from kubernetes import client
 
 from . import profiles
+from .cache import Cache
 
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 FACTOR_ANNOTATION = "sim.cre.certification/bandwidth-factor"
@@ -159,8 +160,8 @@ def pod_log(pod: Obj, pods: list[Obj], nodes: dict[str, Obj], now: datetime) -> 
     run = nccl_run(pod)
     if run is None:
         return None
-    jobset = ((pod.get("metadata") or {}).get("labels") or {}).get(JOBSET_NAME)
-    group = [p for p in pods if ((p.get("metadata") or {}).get("labels") or {}).get(JOBSET_NAME) == jobset]
+    jobset = _jobset(pod)
+    group = [p for p in pods if _jobset(p) == jobset]
     placed = sorted({(p.get("spec") or {}).get("nodeName") or "" for p in group})
     if "" in placed or any(n not in nodes for n in placed):
         return None
@@ -173,21 +174,23 @@ def pod_log(pod: Obj, pods: list[Obj], nodes: dict[str, Obj], now: datetime) -> 
     return cri(table(run[0], run[1], run[2], peak, gpu.count * len(own), TRANSPORT.get(platform, "IB")), now)
 
 
-def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path, done: set[str]) -> list[str]:
+def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path, done: set[str],
+         pods_cache: Cache) -> list[str]:
     """Give every new Running workload pod its log; returns the pods served this pass."""
-    api = core.api_client
     # Every placed pod, finished ones too: a short pod may end before a busy agent sees it run.
-    pods = [api.sanitize_for_serialization(p) for p in core.list_pod_for_all_namespaces(
-        label_selector=JOBSET_NAME, field_selector="status.phase!=Pending").items]
+    pods = [p for p in pods_cache.items() if (p.get("status") or {}).get("phase", "Pending") != "Pending"]
     fresh = [p for p in pods if p["metadata"]["uid"] not in done]
     if not fresh:
         return []
-    nodes = {n["metadata"]["name"]: n for n in (api.sanitize_for_serialization(x) for x in core.list_node().items)}
+    groups = by_jobset(pods)  # pod_log reads a pod's group: one pass over the pods, not one per pod
+    # The nodes of the groups served now, read now: a fault set or cleared just before a run must show in it.
+    nodes = _read_nodes(core, {(p.get("spec") or {}).get("nodeName") or "" for f in fresh
+                               for p in groups[_jobset(f)]} - {""})
     served = []
     now = datetime.now(UTC)
     logs_dir.mkdir(parents=True, exist_ok=True)
     for pod in fresh:
-        text = pod_log(pod, pods, nodes, _started(pod, now))
+        text = pod_log(pod, groups[_jobset(pod)], nodes, _started(pod, now))
         if text is None:
             if nccl_run(pod) is None:
                 done.add(pod["metadata"]["uid"])  # nothing to print, ever
@@ -196,6 +199,30 @@ def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path
         done.add(pod["metadata"]["uid"])
         served.append(pod["metadata"]["name"])
     return served
+
+
+def _read_nodes(core: client.CoreV1Api, names: set[str]) -> dict[str, Obj]:
+    """The named nodes as plain JSON (one GET each: a full list is ~30 MB at 10,000 nodes); gone ones left out."""
+    out = {}
+    for name in sorted(names):
+        try:
+            out[name] = json.loads(core.read_node(name, _preload_content=False).data)
+        except client.ApiException as exc:
+            if exc.status != 404:
+                raise
+    return out
+
+
+def _jobset(pod: Obj) -> str:
+    return ((pod.get("metadata") or {}).get("labels") or {}).get(JOBSET_NAME) or ""
+
+
+def by_jobset(pods: list[Obj]) -> dict[str, list[Obj]]:
+    """The pods by their JobSet (a workload group)."""
+    out: dict[str, list[Obj]] = {}
+    for pod in pods:
+        out.setdefault(_jobset(pod), []).append(pod)
+    return out
 
 
 def _started(pod: Obj, now: datetime) -> datetime:
