@@ -248,8 +248,8 @@ class Driver:
         start = time.monotonic()
         wf = self.workflow()
         refuse_resident_controller(self.kube, wf, datetime.now(UTC), self.warn)
-        self.observer.start(wf)
         try:
+            self.observer.start(wf)  # inside: a list refused halfway stops the watches already started
             return self._loop(start, start + timeout, until_iteration, poll_interval)
         except ApiException as exc:
             live = self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, self.name)) if exc.status == 404 else wf
