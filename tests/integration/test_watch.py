@@ -109,7 +109,7 @@ def test_a_410_gone_forces_a_relist_that_finds_every_change(
     try:
         assert values(inf) == {"a": "1", "b": "1"}
         partition.cut()
-        cluster.restart(small.name, "apiserver", down_seconds=1)
+        cluster.restart(small.name, "apiserver", down_seconds=5)
         core = client.CoreV1Api(cluster.api(small.kubeconfig))
         core.delete_namespaced_config_map("b", ns)
         core.patch_namespaced_config_map("a", ns, {"data": {"value": "3"}})
@@ -128,7 +128,7 @@ def test_a_watch_broken_by_an_apiserver_restart_resumes(small: Sim, ns: str) -> 
     try:
         configmap(core, ns, "a", "1")
         eventually(lambda: values(inf) == {"a": "1"})
-        cluster.restart(small.name, "apiserver", down_seconds=1)
+        cluster.restart(small.name, "apiserver", down_seconds=5)
         core = client.CoreV1Api(cluster.api(small.kubeconfig))
         configmap(core, ns, "b", "1")
         core.patch_namespaced_config_map("a", ns, {"data": {"value": "2"}})
