@@ -95,7 +95,8 @@ def measure(size: int, pod_seconds: float, poll: float, timeout: float, per_job:
         kube = Kube(api)
         ns = f"scale-{size}"
         kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-        wf = workflow(nodes(*range(size)), nodesPerJob=per_job)
+        wf = workflow(nodes(*range(size)))
+        wf["spec"]["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]["numNodes"] = per_job  # nodes per group
         # Every GPU node by the target's (empty) selector. A Workflow keeps every group in its status: at 10,000
         # nodes, 2 nodes per Job (5,000 groups) is a 2.2 MB status, more than the apiserver sends etcd (2 MiB).
         wf["spec"]["orchestration"]["target"] = {}
