@@ -158,10 +158,12 @@ class Informer:
         with self._lock:
             old, self._items = self._items, fresh
         self.resource_version = (page.get("metadata") or {}).get("resourceVersion") or ""
+        if self._thread is None:  # the first list: nobody is waiting for news yet
+            return
         differ = [n for n in fresh.keys() | old.keys()
                   if (fresh.get(n) or {}).get("metadata", {}).get("resourceVersion")
                   != (old.get(n) or {}).get("metadata", {}).get("resourceVersion")]
-        if self._thread is not None and differ:
+        if differ:
             self.changed(self.kind, "relist", differ)
 
     def _selectors(self) -> dict[str, str]:
