@@ -3,9 +3,15 @@
 Run from the repo root: `.venv/bin/python bench/scale.py [--nodes 10000] [--compare 1000]`. For each size N it
 starts a simulated aws-gb200 cluster of N nodes (tools.sim), creates the seed Workflow over every node (Pinned,
 `--nodes-per-job` 4 => N/4 groups, 1 iteration, pods of `--pod-seconds`; the target is every GPU node, not a list of
-names), and drives it with `run_workflow` in a
-child process of its own (so that its peak RSS is the driver's alone): discovery, partition, the launch of every
-Job, the pods running and completing, the Workflow Succeeded.
+names), and drives it with `run_workflow`'s Driver in a child process of its own (so that its peak RSS is the
+driver's alone): discovery, partition, the launch of every Job, the pods running and completing, the Workflow
+Succeeded.
+
+Once every Job is launched and every TrainJob exists, the bench freezes the cluster for `--quiet-seconds`: SIGSTOP
+to the controller-manager, scheduler, kwok and the sim's agent (the apiserver, etcd and the webhook-serving Trainer
+and JobSet keep running), so no pod is made, starts or ends. The driver then meets passes where nothing changes,
+at both sizes; the cluster is thawed and the run goes on to its end. The window stays below the 40 s after which
+the controller-manager would call silent nodes unreachable.
 
 Printed per size: the time to discovery (groups known), to every Job launched, to the end; the driver's passes
 (by why it ran: start, acted — the pass before wrote —, changed, due — a requeue —, deadline; idle: nothing
@@ -23,6 +29,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -32,11 +39,18 @@ sys.path[:0] = [str(ROOT), str(ROOT / ".collections")]
 
 from ansible_collections.cre.certification.plugins.module_utils.driver.preflight import preflight  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import Driver  # noqa: E402
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Ref  # noqa: E402
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.vocabulary import (  # noqa: E402
+    API_VERSION,
+    TRAINER_API_VERSION,
+    TRAINJOB,
+)
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.vocabulary import WORKFLOW as WORKFLOW_KIND
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube  # noqa: E402
 from tests.integration.conftest import install_crds  # noqa: E402
 from tests.integration.seed import nodes, workflow  # noqa: E402
 from tools.sim import cluster  # noqa: E402
-from tools.sim.state import cluster_dir  # noqa: E402
+from tools.sim.state import ClusterState, cluster_dir  # noqa: E402
 
 WORKFLOW = "scale"
 RSS_TARGET_MB = 300
@@ -68,6 +82,40 @@ def apiserver_cpu(name: str) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def frozen(name: str) -> list[int]:
+    """The cluster's processes that make pods happen: controller-manager, scheduler, kwok and the sim's agent.
+    Trainer and JobSet keep running: they serve the admission webhooks every create waits for, and with no pod
+    changing they have nothing to write."""
+    kept = {"kube-apiserver", "etcd"}
+    pids = [int(p.read_text()) for p in (cluster_dir(name) / "pids").glob("*.pid") if p.stem not in kept]
+    return [*pids, ClusterState.load(name).pids["agent"]]
+
+
+def quiet_window(kube: Kube, ns: str, name: str, seconds: float, done: threading.Event) -> float | None:
+    """Once no group is pending and every group's TrainJob exists, stop what makes pods happen for `seconds`;
+    returns when the window began (seconds after this call), None if the run ended first."""
+    start = time.monotonic()
+    while not done.wait(1.0):
+        wf = kube.get(Ref(API_VERSION, WORKFLOW_KIND, ns, WORKFLOW)) or {}
+        groups = ((wf.get("status") or {}).get("orchestration") or {}).get("groups") or []
+        if groups and all((g.get("phase") or "Pending") != "Pending" for g in groups) and len(
+                kube.list(TRAINER_API_VERSION, TRAINJOB, ns)) >= len(groups):
+            break
+    else:
+        return None
+    began = time.monotonic() - start
+    pids = frozen(name)
+    for sig in (signal.SIGSTOP, signal.SIGCONT):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        if sig == signal.SIGSTOP:
+            time.sleep(seconds)
+    return began
+
+
 def milestones(lines: list[tuple[float, str]]) -> dict[str, float | None]:
     """When the groups were known and when none was pending any more, from the driver's progress lines."""
     known = launched = None
@@ -84,7 +132,8 @@ def milestones(lines: list[tuple[float, str]]) -> dict[str, float | None]:
     return {"groups known": known, "all launched": launched}
 
 
-def measure(size: int, pod_seconds: float, poll: float, timeout: float, per_job: int) -> dict[str, Any]:
+def measure(size: int, pod_seconds: float, poll: float, timeout: float, per_job: int, quiet: float
+            ) -> dict[str, Any]:
     name = f"scale-{os.getpid()}-{size}"
     t0 = time.monotonic()
     kubeconfig = cluster.up("aws-gb200", size, name, int(pod_seconds * 1000))
@@ -103,12 +152,21 @@ def measure(size: int, pod_seconds: float, poll: float, timeout: float, per_job:
         kube.create({**wf, "metadata": {"name": WORKFLOW, "namespace": ns}})
         print(f"[{size} nodes] cluster up in {up:.0f}s; driving", flush=True)
         before = apiserver_cpu(name)
-        proc = subprocess.run([sys.executable, __file__, "--child", str(kubeconfig), ns, str(timeout), str(poll)],
-                              capture_output=True, text=True, check=False, timeout=timeout + 120)
+        with subprocess.Popen([sys.executable, __file__, "--child", str(kubeconfig), ns, str(timeout), str(poll)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+            done = threading.Event()
+            window: list[float | None] = []
+            watcher = threading.Thread(target=lambda: window.append(quiet_window(kube, ns, name, quiet, done)))
+            watcher.start()
+            try:
+                stdout, stderr = proc.communicate(timeout=timeout + 120)
+            finally:
+                done.set()
+                watcher.join()
         if proc.returncode != 0:
-            raise SystemExit(f"the driver at {size} nodes failed:\n{proc.stderr[-3000:]}")
-        out = json.loads(proc.stdout.strip().splitlines()[-1])
-        out.update(size=size, up=up, apiserver_cpu=apiserver_cpu(name) - before)
+            raise SystemExit(f"the driver at {size} nodes failed:\n{stderr[-3000:]}")
+        out = json.loads(stdout.strip().splitlines()[-1])
+        out.update(size=size, up=up, apiserver_cpu=apiserver_cpu(name) - before, quiet_at=window[0], quiet=quiet)
         if out["phase"] != "Succeeded":
             raise SystemExit(f"the Workflow at {size} nodes ended {out['phase']}")
         return out
@@ -130,6 +188,8 @@ def report(r: dict[str, Any]) -> None:
     print(f"\n{r['size']} nodes, {r['groups']} groups: cluster up {r['up']:.0f}s; groups known at "
           f"{known if known is None else round(known, 1)}s, every Job launched at "
           f"{launched if launched is None else round(launched, 1)}s, Succeeded at {r['elapsed']:.1f}s")
+    print("  cluster frozen " + (f"{r['quiet']:g}s from {r['quiet_at']:.0f}s" if r["quiet_at"] is not None
+                                 else "never: the run ended before every Job was launched"))
     print(f"  {'passes':8} {'count':>6} {'cpu ms/pass':>12} {'requests/pass':>14} {'KiB read/pass':>14}")
     for why in ("start", "acted", "changed", "due", "deadline", ""):
         s = summary(r["passes"], why)
@@ -153,13 +213,16 @@ def main() -> int:
     parser.add_argument("--pod-seconds", type=float, default=60.0, help="how long each pod runs")
     parser.add_argument("--poll", type=float, default=1.0, help="the driver's longest wait between passes")
     parser.add_argument("--timeout", type=float, default=3600.0)
+    parser.add_argument("--quiet-seconds", type=float, default=20.0,
+                        help="how long the cluster is frozen once every Job is launched (below 40)")
     parser.add_argument("--nodes-per-job", type=int, default=4,
                         help="nodes per group (2 at 10,000 nodes makes a Workflow status etcd refuses)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, _interrupt)
     results = {}
     for size in (args.compare, args.nodes):
-        results[size] = measure(size, args.pod_seconds, args.poll, args.timeout, args.nodes_per_job)
+        results[size] = measure(size, args.pod_seconds, args.poll, args.timeout, args.nodes_per_job,
+                                args.quiet_seconds)
         report(results[size])
     big, small = results[args.nodes], results[args.compare]
     idle_big, idle_small = summary(big["passes"], "")["cpu_ms"], summary(small["passes"], "")["cpu_ms"]
