@@ -21,6 +21,8 @@ import urllib3
 import yaml
 from kubernetes import client
 
+from ansible_collections.cre.certification.plugins.module_utils.kube.errors import ApiError
+from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube
 from tests.ansible_run import ENV, ROOT, ansible_module, run_until
 from tools.sim import cluster
 
@@ -147,6 +149,27 @@ def test_no_rights_preflight_lists_everything_missing_and_writes_nothing(sim: Si
     assert result["msg"] == (f"preflight of Workflow {ns}/nccl-test: forbidden: {', '.join(rest)}; grant the "
                              "permissions (see docs/rbac.md), then rerun; nothing was written")
     assert world(sim, ns) == before
+
+
+def test_a_status_too_large_for_etcd_is_one_line_at_once_and_nothing_changes(sim: Sim) -> None:
+    """A Workflow's status holds every group: 24,000 of them are over etcd's 1.5 MiB. The apiserver answers 500,
+    which is retried for minutes elsewhere; this one is the same every time, so it is not."""
+    ns = start(sim, workflow(nodes(0, 1)))
+    live = stored(sim, ns)
+    groups = [{"name": f"nccl-test-group-{i}", "nodes": [f"gpu-node-{2 * i:05d}", f"gpu-node-{2 * i + 1:05d}"]}
+              for i in range(24_000)]
+    big = {**live, "status": {"orchestration": {"totalNodes": 48_000, "nodesPerJob": 2, "totalGroups": 24_000,
+                                                "groups": groups}}}
+    began = time.monotonic()
+    with pytest.raises(ApiError) as refused:
+        Kube(sim.api).replace(big, sub="status")
+    assert refused.value.attempts == 1 and time.monotonic() - began < 10
+    assert refused.value.line() == (
+        f"updating the status of Workflow {ns}/nccl-test: the cluster cannot store it, it is too large (etcdserver: "
+        "request is too large); a Workflow keeps every group in its status: put more nodes in each group "
+        "(spec.jobTemplate.spec.workload.trainJob.trainer.numNodes) or split the nodes over several Workflows, then "
+        "rerun")
+    assert stored(sim, ns) == live
 
 
 def test_a_forbidden_read_names_the_permission_and_the_identity(sim: Sim, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ again, and then waits for the next change: its cost follows the changes, not the
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 import time
@@ -157,18 +158,11 @@ class Driver:
             pods.setdefault(pod["metadata"]["labels"][LABEL_JOB], []).append(pod)
         by_name = obs.items("v1", "Node")
         nodes = [by_name[n] for n in sorted(by_name)]
-        uid = wf["metadata"]["uid"]
-        configmaps = {}
-        for cm_name in (naming.succeeded_nodes_configmap(uid), naming.failed_nodes_configmap(uid)):
-            cm = self.kube.get(Ref("v1", "ConfigMap", self.namespace, cm_name))
-            if cm is not None:
-                configmaps[cm_name] = cm
         refs = (wf.get("status") or {}).get("dependencyRefs") or []
         dependencies = obs.dependencies((r["apiVersion"], r["kind"]) for r in refs)
         self.measurements = self._measurements()
-        world = WorkflowWorld(wf, jobs, nodes, pods, configmaps, dependencies, now, self._resource_slices(wf, nodes),
-                              self._scopes(wf), self.measurements, self.timeout_logs,
-                              volumes.observe(self.kube, wf))
+        world = WorkflowWorld(wf, jobs, nodes, pods, {}, dependencies, now, self._resource_slices(wf, nodes),
+                              self._scopes(wf), self.measurements, self.timeout_logs)
         by_job: dict[str, list[dict[str, Any]]] = {}
         for m in self.measurements:
             by_job.setdefault(((m.get("spec") or {}).get("jobRef") or {}).get("name", ""), []).append(m)
@@ -367,6 +361,8 @@ class Driver:
         return acted
 
     def _workflow_pass(self, world: WorkflowWorld) -> bool:
+        world = dataclasses.replace(world, configmaps=self._node_results(world.workflow),
+                                    volumes=volumes.observe(self.kube, world.workflow))
         step = workflow_tier.reconcile(world)
         read = self._read_timeout_logs(step.wants_logs, world)
         outcome = self._apply(step, self.name)
@@ -386,6 +382,16 @@ class Driver:
             waits.append(step.requeue_after)
         self.wake_at = time.monotonic() + max(min(waits), 0.0) if waits else None
         return outcome.done > 0 or failure is not None or read
+
+    def _node_results(self, wf: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        """The succeeded/failed node ConfigMaps, read live (only the Workflow tier merges into them: a pass that
+        reconciles Jobs alone does not read them)."""
+        uid, found = wf["metadata"]["uid"], {}
+        for name in (naming.succeeded_nodes_configmap(uid), naming.failed_nodes_configmap(uid)):
+            cm = self.kube.get(Ref("v1", "ConfigMap", self.namespace, name))
+            if cm is not None:
+                found[name] = cm
+        return found
 
     def _read_timeout_logs(self, wanted: list[str], world: WorkflowWorld) -> bool:
         """The log tails the tier needs before it fails timed-out Jobs (§8.6), kept for the passes that follow."""

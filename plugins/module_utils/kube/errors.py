@@ -15,7 +15,7 @@ try:
 except ImportError:  # the faces report the missing library
     ApiException = Exception  # type: ignore[assignment,misc]
 
-from ..engine.api.vocabulary import GROUP, TRAINER_GROUP
+from ..engine.api.vocabulary import GROUP, TRAINER_GROUP, WORKFLOW
 
 JOBSET_GROUP = "jobset.x-k8s.io"
 RBAC_DOC = "docs/rbac.md"
@@ -26,6 +26,9 @@ INSTALL = {
     TRAINER_GROUP: "install Kubeflow Trainer v2 (trainjobs.trainer.kubeflow.org v1alpha1)",
     JOBSET_GROUP: "install JobSet (jobsets.jobset.x-k8s.io v1alpha2, which Kubeflow Trainer runs on)",
 }
+# The answers that say an object is bigger than the cluster stores: etcd's request limit (1.5 MiB by default), the
+# apiserver's gRPC limit towards etcd (2 MiB), its own request body limit (3 MiB). Another try gets the same answer.
+TOO_LARGE = ("etcdserver: request is too large", "trying to send message larger than max", "Request entity too large")
 _DOING = {"get": "reading", "list": "listing", "create": "creating", "update": "updating", "patch": "patching",
           "delete": "deleting"}
 
@@ -82,6 +85,9 @@ class ApiError(ApiException):
     def line(self) -> str:
         return api_error_line(self.target, self.status, str(self.reason), self.message(), self.attempts, self.elapsed)
 
+    def too_large(self) -> bool:
+        return too_large(self.status, self.message())
+
 
 class NotServed(LookupError):
     """The server serves no such kind at that group-version (a CRD not installed, an API not enabled)."""
@@ -129,6 +135,19 @@ def server_message(body: str | bytes | None, reason: object) -> str:
         return str(reason)
 
 
+def too_large(status: int | None, message: str) -> bool:
+    """Whether the server refused the object for its size (a 413, or a 500 carrying etcd's refusal)."""
+    return status == 413 or any(words in message for words in TOO_LARGE)
+
+
+def _shrink(target: Target) -> str:
+    if target.kind == WORKFLOW:
+        return ("a Workflow keeps every group in its status: put more nodes in each group "
+                "(spec.jobTemplate.spec.workload.trainJob.trainer.numNodes) or split the nodes over several Workflows, "
+                "then rerun")
+    return "make it smaller (etcd stores at most 1.5 MiB per object by default), then rerun"
+
+
 def api_error_line(target: Target, status: int, reason: str, message: str, attempts: int = 1,
                    elapsed: float = 0.0) -> str:
     """What was being done, to what, the server's message and the fix, for one refused request."""
@@ -146,6 +165,8 @@ def api_error_line(target: Target, status: int, reason: str, message: str, attem
         return f"{doing}: NotFound: {message}; create it (or correct the name or namespace) and rerun"
     if status == 409:
         return f"{doing}: Conflict: {message}; another client kept changing it: stop that client and rerun"
+    if too_large(status, message):
+        return f"{doing}: the cluster cannot store it, it is too large ({message}); {_shrink(target)}"
     if status in (400, 422):
         return f"{doing}: refused by the server ({status} {reason}): {message}"
     if status == 429 or status >= 500:

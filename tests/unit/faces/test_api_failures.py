@@ -51,7 +51,7 @@ def raised(case: dict) -> Exception:
 
 def test_the_corpus_covers_every_failure_kind() -> None:
     assert {c["failure"] for c in CASES} == {"answer", "unreachable", "not_served"}
-    assert {c["status"] for c in CASES if "status" in c} == {401, 403, 404, 409, 422, 429, 503}
+    assert {c["status"] for c in CASES if "status" in c} == {401, 403, 404, 409, 413, 422, 429, 500, 503}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["case"] for c in CASES])
