@@ -44,6 +44,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / ".collections")]
 import yaml  # noqa: E402
 from kubernetes import client  # noqa: E402
 
+from ansible_collections.cre.certification.plugins.module_utils.driver.options import RunOptions  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.driver.preflight import preflight  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import Driver  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube  # noqa: E402
@@ -122,8 +123,8 @@ def ours_in_child(kubeconfig: str, size: int, poll: float, timeout: float) -> di
     kube.log_bytes = kube.bytes_read = 0
     start, cpu = time.monotonic(), time.process_time()
     preflight(kube, ns, f"Workflow {ns}/{WORKFLOW}")  # as run_workflow does; the Driver is built here for its stats
-    driver = Driver(kube, ns, WORKFLOW)
-    result = driver.run(timeout, None, poll)
+    driver = Driver(kube, ns, WORKFLOW, RunOptions(timeout, poll))
+    result = driver.run()
     seconds, cpu = time.monotonic() - start, time.process_time() - cpu
     busy = [p.cpu for p in driver.stats.passes if p.why]  # a pass that looked at something (not an idle wake-up)
     if result["phase"] != "Succeeded" and not result.get("timed_out"):

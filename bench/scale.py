@@ -37,6 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / ".collections")]
 
+from ansible_collections.cre.certification.plugins.module_utils.driver.options import RunOptions  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.driver.preflight import preflight  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import Driver  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Ref  # noqa: E402
@@ -63,9 +64,9 @@ def child(kubeconfig: str, ns: str, timeout: float, poll: float) -> None:
     lines: list[tuple[float, str]] = []
     start = time.monotonic()
     preflight(kube, ns, f"Workflow {ns}/{WORKFLOW}")  # as run_workflow does; the Driver is built here to read its stats
-    run = Driver(kube, ns, WORKFLOW, progress=lambda line: lines.append((time.monotonic() - start, line)),
-                 heartbeat=3600)
-    result = run.run(timeout, None, poll)
+    run = Driver(kube, ns, WORKFLOW, RunOptions(timeout, poll, heartbeat=3600,
+                                                progress=lambda line: lines.append((time.monotonic() - start, line))))
+    result = run.run()
     passes = list(run.stats.passes)
     hwm = next(int(line.split()[1]) for line in Path("/proc/self/status").read_text().splitlines()
                if line.startswith("VmHWM:"))

@@ -22,7 +22,4 @@ class ActionModule(EngineAction):
         if args["until_iteration"] is not None and args["until_iteration"] < 1:
             raise InputError("until_iteration", f"must be at least 1 (iterations count from 1), got {args['until_iteration']}")
         options = self.run_options(args)
-        return run_workflow(Kube(api_client(args)), args["namespace"], args["name"], timeout=options.timeout,
-                            until_iteration=args["until_iteration"], poll_interval=options.poll_interval,
-                            check_mode=options.check_mode, progress=options.progress, trace=options.trace,
-                            alive=options.alive, heartbeat=options.heartbeat, warn=options.warn)
+        return run_workflow(Kube(api_client(args)), args["namespace"], args["name"], options, args["until_iteration"])

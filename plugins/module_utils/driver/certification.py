@@ -5,6 +5,7 @@ The rules are `engine/reconcile/certification_tier.py`; this file only reads the
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -110,10 +111,8 @@ class CertificationRun:
                     return self.result(self.observe(cert, False), True)
                 time.sleep(options.poll_interval)
                 continue
-            driven = run_workflow(self.kube, self.namespace, step.drive, timeout=max(deadline - time.monotonic(), 1),
-                                  poll_interval=options.poll_interval, progress=options.progress,
-                                  trace=options.trace, alive=options.alive, heartbeat=options.heartbeat,
-                                  warn=options.warn, preflighted=True)
+            left = dataclasses.replace(options, timeout=max(deadline - time.monotonic(), 1), check_mode=False)
+            driven = run_workflow(self.kube, self.namespace, step.drive, left, preflighted=True)
             self.changed |= bool(driven.get("changed"))
             timed_out = bool(driven.get("timed_out"))
 

@@ -17,7 +17,6 @@ from typing import Any, NoReturn
 
 from ..engine.api import naming
 from ..engine.api.actions import Ref, Step
-from ..engine.api.errors import InputError
 from ..engine.api.objects import condition, parse_time, terminal, true_type
 from ..engine.api.vocabulary import (
     API_VERSION,
@@ -38,6 +37,7 @@ from . import execute, measurements, volumes
 from .errors import DriverError
 from .heartbeat import Heartbeat, heartbeat_line
 from .observe import Observer
+from .options import RunOptions
 from .pass_stats import PassStats
 from .preflight import preflight
 
@@ -100,15 +100,13 @@ def resource_slices(kube: Kube, nodes: list[dict[str, Any]]) -> list[dict[str, A
 class Driver:
     """One Workflow, driven to the end (or the deadline, or `until_iteration`)."""
 
-    def __init__(self, kube: Kube, namespace: str, name: str, progress: Progress | None = None,
-                 trace: Progress | None = None, alive: Callable[[], bool] | None = None,
-                 heartbeat: float = 300, warn: Progress | None = None) -> None:
-        self.kube, self.namespace, self.name = kube, namespace, name
-        self.heartbeat = Heartbeat(progress or (lambda line: None), heartbeat)
+    def __init__(self, kube: Kube, namespace: str, name: str, options: RunOptions) -> None:
+        self.kube, self.namespace, self.name, self.options = kube, namespace, name, options
+        self.heartbeat = Heartbeat(options.progress, options.heartbeat)
         self.progress = self.heartbeat.show
-        self.warn = warn or self.progress
-        self.trace = trace
-        self.alive = alive
+        self.warn = options.warn
+        self.trace = options.trace
+        self.alive = options.alive
         self._last_line = ""
         self._last_stage: tuple[Any, ...] = ()
         self._last_shown = 0.0
@@ -238,13 +236,14 @@ class Driver:
         rendered = render.render(self.workflow(), self.kube.list("v1", "Node"))
         return {"plan": rendered.plan, "failure": rendered.failure}
 
-    def run(self, timeout: float, until_iteration: int | None = None, poll_interval: float = 2.0) -> dict[str, Any]:
+    def run(self, until_iteration: int | None = None) -> dict[str, Any]:
+        """Drive the Workflow until it ends (or iteration `until_iteration` completes), or the options' timeout."""
         start = time.monotonic()
         wf = self.workflow()
         refuse_resident_controller(self.kube, wf, datetime.now(UTC), self.warn)
         try:
             self.observer.start(wf)  # inside: a list refused halfway stops the watches already started
-            return self._loop(start, start + timeout, until_iteration, poll_interval)
+            return self._loop(start, start + self.options.timeout, until_iteration, self.options.poll_interval)
         except ApiException as exc:
             live = self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, self.name)) if exc.status == 404 else wf
             if live is None or live["metadata"].get("deletionTimestamp"):  # a write met the Workflow's deletion
@@ -458,22 +457,16 @@ def _counts(wf: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run_workflow(kube: Kube, namespace: str, name: str, *, timeout: float, until_iteration: int | None = None,
-                 poll_interval: float = 2.0, check_mode: bool = False, progress: Progress | None = None,
-                 trace: Progress | None = None, alive: Callable[[], bool] | None = None,
-                 heartbeat: float = 300, warn: Progress | None = None, preflighted: bool = False) -> dict[str, Any]:
-    """Drive one Workflow; the result is documented in docs/dev/driver.md. `alive` is asked before every
-    write: when it says no (the caller is gone), the driver stops with `execute.Abandoned`. `heartbeat`: seconds
-    without a progress line before a heartbeat line; `warn`: where warnings go (Ansible's display);
-    `preflighted`: the caller has already checked the APIs and permissions (driver/preflight.py)."""
+def run_workflow(kube: Kube, namespace: str, name: str, options: RunOptions, until_iteration: int | None = None,
+                 preflighted: bool = False) -> dict[str, Any]:
+    """Drive one Workflow (check mode: plan it); the result is documented in docs/dev/driver.md. `preflighted`: the
+    caller has already checked the APIs and permissions (driver/preflight.py)."""
     if not preflighted:
         preflight(kube, namespace, f"Workflow {namespace}/{name}")
-    driver = Driver(kube, namespace, name, progress, trace, alive, heartbeat, warn)
-    if check_mode:
+    driver = Driver(kube, namespace, name, options)
+    if options.check_mode:
         planned = driver.plan()
         if planned["failure"]:
             raise planned["failure"]
         return {"changed": False, "plan": planned["plan"]}
-    if timeout <= 0:
-        raise InputError("timeout", "must be greater than 0")
-    return driver.run(timeout, until_iteration, poll_interval)
+    return driver.run(until_iteration)
