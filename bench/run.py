@@ -3,7 +3,7 @@
 Run from the repo root: `.venv/bin/python bench/run.py [--sizes 64 256 1024]`. For each size N it starts a
 simulated aws-gb200 cluster of N nodes (tools.sim, pods run ~1 s), and on it, one after the other:
 
-  ours   the seed Workflow (Pinned, 2 nodes per Job => N/2 groups, 1 iteration) driven to Succeeded by
+  ours   the seed Workflow (Pinned, `--nodes-per-job` 2 => N/2 groups, 1 iteration) driven to Succeeded by
          the driver (preflight, then `run_workflow`'s Driver, whose per-pass costs it reads) in a child process;
          API requests from `Kube.requests`.
   floor  the exact objects ours created (job-scoped TrainingRuntime copies, NVCRE Jobs, TrainJobs; read back,
@@ -89,9 +89,11 @@ class Recording(Kube):
         return out
 
 
-def measured_workflow(size: int) -> dict[str, Any]:
-    """The seed Workflow with the catalog's bandwidth measurement: every launcher's nccl-tests table is read."""
+def measured_workflow(size: int, per_job: int) -> dict[str, Any]:
+    """The seed Workflow (`per_job` nodes per group) with the catalog's bandwidth measurement: every launcher's
+    nccl-tests table is read."""
     wf = workflow(nodes(*range(size)))
+    wf["spec"]["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]["numNodes"] = per_job
     wf["spec"]["jobTemplate"]["spec"]["bandwidthMeasurement"] = {"logProfileRef": "nccl-bandwidth", "sampleInterval": "30s"}
     return wf
 
@@ -102,21 +104,21 @@ def log_sizes(kube: Kube, ns: str) -> int:
                for pod in kube.list("v1", "Pod", ns, "jobset.sigs.k8s.io/replicatedjob-name=launcher"))
 
 
-def ours(kubeconfig: Path, size: int, poll: float, timeout: float) -> dict[str, Any]:
+def ours(kubeconfig: Path, size: int, per_job: int, poll: float, timeout: float) -> dict[str, Any]:
     """The run in a child process of its own (spawned: no memory of ours inherited), so its peak RSS is the
     driver's alone."""
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         try:
-            return pool.apply(ours_in_child, (str(kubeconfig), size, poll, timeout))
+            return pool.apply(ours_in_child, (str(kubeconfig), size, per_job, poll, timeout))
         except RuntimeError as exc:  # a SystemExit in the child would only end the pool's worker, not the bench
             raise SystemExit(str(exc)) from None
 
 
-def ours_in_child(kubeconfig: str, size: int, poll: float, timeout: float) -> dict[str, Any]:
+def ours_in_child(kubeconfig: str, size: int, per_job: int, poll: float, timeout: float) -> dict[str, Any]:
     api = cluster.api(kubeconfig)
     kube = Recording(api)
     ns = fresh(kube, f"ours-{size}")
-    kube.create({**measured_workflow(size), "metadata": {"name": WORKFLOW, "namespace": ns}})
+    kube.create({**measured_workflow(size, per_job), "metadata": {"name": WORKFLOW, "namespace": ns}})
     kube.requests.clear()
     kube.created.clear()
     kube.http_seconds = 0.0
@@ -278,7 +280,7 @@ def ansible_overhead(kubeconfig: Path, ns: str) -> float:
     return time.monotonic() - start
 
 
-def measure(size: int, poll: float, tmp: Path, with_loop: bool, timeout: float) -> dict[str, Any]:
+def measure(size: int, per_job: int, poll: float, tmp: Path, with_loop: bool, timeout: float) -> dict[str, Any]:
     name = f"bench-{os.getpid()}-{size}"
     t0 = time.monotonic()
     kubeconfig = cluster.up("aws-gb200", size, name)
@@ -288,7 +290,7 @@ def measure(size: int, poll: float, tmp: Path, with_loop: bool, timeout: float) 
         print(f"[{size} nodes] cluster up in {time.monotonic() - t0:.0f}s", flush=True)
         kube = Kube(api)
         cpu = apiserver_cpu(name)
-        a = ours(kubeconfig, size, poll, timeout)
+        a = ours(kubeconfig, size, per_job, poll, timeout)
         a["apiserver_cpu"], cpu = apiserver_cpu(name) - cpu, apiserver_cpu(name)
         state = "" if a["finished"] else f" (did not finish: {a['running']} groups still running)"
         print(f"[{size} nodes] ours {a['seconds']:.1f}s{state}", flush=True)
@@ -360,6 +362,9 @@ def main() -> int:
                         help="poll interval of ours and of the floor's wait, in seconds (the loop's delay is "
                              "rounded to whole seconds, its minimum 1)")
     parser.add_argument("--no-loop", action="store_true", help="skip the ansible-playbook loop")
+    parser.add_argument("--nodes-per-job", type=int, default=2,
+                        help="nodes per group (Trainer reconciles TrainJobs one at a time: at 4,096 nodes 2 per Job "
+                             "makes 2,048 TrainJobs, and Trainer, not the run, sets the pace)"),
     parser.add_argument("--timeout", type=float, default=TIMEOUT,
                         help=f"seconds ours may run before it is reported as not finished (default {TIMEOUT})")
     args = parser.parse_args()
@@ -367,7 +372,8 @@ def main() -> int:
     results = []
     with tempfile.TemporaryDirectory(prefix="cre-bench-") as tmp:
         for size in args.sizes:
-            results.append(measure(size, args.poll, Path(tmp), not args.no_loop, args.timeout))
+            results.append(measure(size, args.nodes_per_job, args.poll, Path(tmp), not args.no_loop,
+                                   args.timeout))
             report(results[-1])
     print("\nTargets")
     for r in results:
