@@ -150,6 +150,8 @@ def measure(size: int, pod_seconds: float, poll: float, timeout: float, per_job:
         # Every GPU node by the target's (empty) selector. A Workflow keeps every group in its status: at 10,000
         # nodes, 2 nodes per Job (5,000 groups) is a 2.2 MB status, more than the apiserver sends etcd (2 MiB).
         wf["spec"]["orchestration"]["target"] = {}
+        # At 10,000 nodes the simulator makes about 7 pods a second: groups wait longer than the seed's 10m per Job.
+        wf["spec"]["orchestration"]["execution"] = {"timeoutPerJob": "3h"}
         kube.create({**wf, "metadata": {"name": WORKFLOW, "namespace": ns}})
         print(f"[{size} nodes] cluster up in {up:.0f}s; driving", flush=True)
         before = apiserver_cpu(name)
@@ -161,6 +163,9 @@ def measure(size: int, pod_seconds: float, poll: float, timeout: float, per_job:
             watcher.start()
             try:
                 stdout, stderr = proc.communicate(timeout=timeout + 120)
+            except BaseException:  # Ctrl-C, SIGTERM, the timeout: the driver goes too, then the cluster
+                proc.kill()
+                raise
             finally:
                 done.set()
                 watcher.join()
