@@ -8,8 +8,8 @@ driver's alone): discovery, partition, the launch of every Job, the pods running
 Succeeded.
 
 Once every Job is launched and every TrainJob exists, the bench freezes the cluster for `--quiet-seconds`: SIGSTOP
-to the controller-manager, scheduler, kwok and the sim's agent (the apiserver, etcd and the webhook-serving Trainer
-and JobSet keep running), so no pod is made, starts or ends. The driver then meets passes where nothing changes,
+to every process but the apiserver and etcd (controller-manager, scheduler, kwok, Trainer, JobSet, the sim's agent),
+so nothing but the driver writes. The driver then meets passes where nothing changes,
 at both sizes; the cluster is thawed and the run goes on to its end. The window stays below the 40 s after which
 the controller-manager would call silent nodes unreachable.
 
@@ -85,12 +85,12 @@ def apiserver_cpu(name: str) -> float:
 
 
 def frozen(name: str) -> list[int]:
-    """The cluster's processes that make pods happen: controller-manager, scheduler, kwok and the sim's agent.
-    Trainer and JobSet keep running: they serve the admission webhooks every create waits for, and with no pod
-    changing they have nothing to write."""
+    """Every process of the cluster that writes: all but the apiserver and etcd. Frozen only once every TrainJob
+    exists, so no create waits on Trainer's or JobSet's webhooks; Trainer, left running, kept updating TrainJobs
+    (one at a time, for minutes) and the driver met no quiet pass."""
     kept = {"kube-apiserver", "etcd"}
     pids = [int(p.read_text()) for p in (cluster_dir(name) / "pids").glob("*.pid") if p.stem not in kept]
-    return [*pids, ClusterState.load(name).pids["agent"]]
+    return [*pids, *ClusterState.load(name).pids.values()]
 
 
 def quiet_window(kube: Kube, ns: str, name: str, seconds: float, done: threading.Event) -> float | None:
