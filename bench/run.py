@@ -364,7 +364,7 @@ def main() -> int:
     parser.add_argument("--no-loop", action="store_true", help="skip the ansible-playbook loop")
     parser.add_argument("--nodes-per-job", type=int, default=2,
                         help="nodes per group (Trainer reconciles TrainJobs one at a time: at 4,096 nodes 2 per Job "
-                             "makes 2,048 TrainJobs, and Trainer, not the run, sets the pace)"),
+                             "makes 2,048 TrainJobs, and Trainer, not the run, sets the pace)")
     parser.add_argument("--timeout", type=float, default=TIMEOUT,
                         help=f"seconds ours may run before it is reported as not finished (default {TIMEOUT})")
     args = parser.parse_args()
