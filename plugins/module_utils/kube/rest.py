@@ -102,7 +102,7 @@ class Kube:
                 if 200 <= response.status < 300:
                     return payload or b""
                 failure = ApiError(target, response.status, str(response.reason), (payload or b"").decode(errors="replace"))
-                if retryable(response.status, True, repeatable) and not failure.too_large():
+                if retryable(response.status, True, repeatable, failure.too_large()):
                     after = retry_after(response.getheader("Retry-After"), datetime.now(UTC))
                     wait = backoff.delay(attempt, after, random.random)
             elapsed = time.monotonic() - start

@@ -40,12 +40,15 @@ class Backoff:
         return elapsed + delay > (self.budget if reached else self.unreached_budget)
 
 
-def retryable(status: int | None, sent: bool, repeatable: bool) -> bool:
+def retryable(status: int | None, sent: bool, repeatable: bool, too_large: bool = False) -> bool:
     """Whether an answer (`status`) or a transport failure (`status` None) is retried.
 
     `sent`: the request may have reached the server (False for a refused or timed-out connect).
     `repeatable`: sending the request twice has the effect of sending it once (every verb but a POST that
-    lets the server pick the name; a named create that already happened answers 409, which the caller reads)."""
+    lets the server pick the name; a named create that already happened answers 409, which the caller reads).
+    `too_large`: the answer refuses the object for its size (kube/errors.too_large), a 500 another try repeats."""
+    if too_large:
+        return False
     if status is None:
         return repeatable or not sent
     if status in UNPROCESSED_STATUSES:
