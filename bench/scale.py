@@ -7,17 +7,19 @@ names), and drives it with `run_workflow`'s Driver in a child process of its own
 driver's alone): discovery, partition, the launch of every Job, the pods running and completing, the Workflow
 Succeeded.
 
-Once every Job is launched and every TrainJob exists, the bench freezes the cluster for `--quiet-seconds`: SIGSTOP
-to every process but the apiserver and etcd (controller-manager, scheduler, kwok, Trainer, JobSet, the sim's agent),
-so nothing but the driver writes. The driver catches up with the launch's writes, then meets passes where nothing
-changes, at both sizes; the cluster is thawed and the run goes on. The window stays well below the node
-controller's grace period (40 s times the simulator's heartbeat factor, at least 200 s).
+Once the launch is over (no group Pending, every TrainJob made, every runtime copy owned by its Job), the bench
+freezes the cluster for `--quiet-seconds`: SIGSTOP to every process but the apiserver and etcd (controller-manager,
+scheduler, kwok, Trainer, JobSet, the sim's agent), so nothing but the driver writes. The driver catches up with the
+launch's writes, then meets passes where nothing changes, at both sizes; the cluster is thawed and the run goes on.
+The window stays well below the node controller's grace period (40 s times the simulator's heartbeat factor, at
+least 200 s).
 
 Printed per size: the time to discovery (groups known), to every Job launched, to the end; the driver's passes
 (by why it ran: start, acted — the pass before wrote —, changed, due — a requeue —, deadline; idle: nothing
-changed and nothing was due, it looked and waited again) with the CPU, requests and bytes read per
-pass; the driver's peak RSS; the apiserver's CPU seconds during the run. Then the targets, one line each:
-peak RSS at the big size <= 300 MB, and an idle pass at the big size costs at most twice one at the small size.
+changed and nothing was due, it looked and waited again) with the CPU, requests and bytes read per pass (from its
+start to the next one's: its wait, and the watch threads' work in it, included); the driver's peak RSS; the
+apiserver's CPU seconds during the run. Then the targets, one line each: peak RSS at the big size <= 300 MB, and an
+idle pass at the big size costs at most twice one at the small size.
 Every cluster started is torn down, also on Ctrl-C. Nothing asserts time: this prints.
 """
 from __future__ import annotations
@@ -39,11 +41,13 @@ sys.path[:0] = [str(ROOT), str(ROOT / ".collections")]
 
 from ansible_collections.cre.certification.plugins.module_utils.driver.options import RunOptions  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.driver.preflight import preflight  # noqa: E402
-from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import Driver  # noqa: E402
+from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import Driver, run_counts  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Ref  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.vocabulary import (  # noqa: E402
     API_VERSION,
+    JOB,
     TRAINER_API_VERSION,
+    TRAINING_RUNTIME,
     TRAINJOB,
 )
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.vocabulary import WORKFLOW as WORKFLOW_KIND
@@ -56,25 +60,41 @@ from tools.sim.state import ClusterState, cluster_dir  # noqa: E402
 WORKFLOW = "scale"
 RSS_TARGET_MB = 300
 IDLE_RATIO_TARGET = 2.0
+QUIET_POLL = 2.0  # seconds between the bench's looks at the launch (three reads, each as big as the run)
+STOP_GRACE = 120.0  # seconds a driver past the bench's deadline has to print its figures after SIGTERM
 
 
 def child(kubeconfig: str, ns: str, timeout: float, poll: float) -> None:
-    """Drive the Workflow; print one JSON line with what it cost."""
+    """Drive the Workflow; print one JSON line with what it cost. SIGTERM (the parent's own deadline) prints what
+    was measured up to then, so a run that outlives the bench still gives its figures."""
     kube = Kube(cluster.api(kubeconfig))
     lines: list[tuple[float, str]] = []
     start = time.monotonic()
     preflight(kube, ns, f"Workflow {ns}/{WORKFLOW}")  # as run_workflow does; the Driver is built here to read its stats
     run = Driver(kube, ns, WORKFLOW, RunOptions(timeout, poll, heartbeat=3600,
                                                 progress=lambda line: lines.append((time.monotonic() - start, line))))
-    result = run.run()
-    passes = list(run.stats.passes)
-    hwm = next(int(line.split()[1]) for line in Path("/proc/self/status").read_text().splitlines()
-               if line.startswith("VmHWM:"))
-    print(json.dumps({"phase": result["phase"], "groups": result["groups"]["total"], "elapsed": result["elapsed"],
-                      "timed_out": result["timed_out"], "succeeded": result["groups"]["succeeded"],
-                      "lines": lines, "passes": [[p.why, p.jobs, p.cpu, p.requests, p.bytes_read] for p in passes],
-                      "requests": sum(kube.requests.values()), "bytes": kube.bytes_read, "cpu": time.process_time(),
-                      "rss_mb": hwm / 1024}))
+
+    def figures(result: dict[str, Any] | None) -> None:
+        if result is None:  # stopped mid-run: the counts as the driver last saw them
+            wf = run.observer.workflow() if run.observer.informers else None
+            result = {**run_counts(wf or {}), "elapsed": time.monotonic() - start, "timed_out": True}
+        hwm = next(int(line.split()[1]) for line in Path("/proc/self/status").read_text().splitlines()
+                   if line.startswith("VmHWM:"))
+        print(json.dumps({"phase": result["phase"], "groups": result["groups"]["total"], "elapsed": result["elapsed"],
+                          "timed_out": result["timed_out"], "succeeded": result["groups"]["succeeded"],
+                          "lines": list(lines),
+                          "passes": [[p.why, p.jobs, p.cpu, p.requests, p.bytes_read] for p in list(run.stats.passes)],
+                          "requests": sum(kube.requests.values()), "bytes": kube.bytes_read,
+                          "cpu": time.process_time(), "rss_mb": hwm / 1024, "cached": {
+                              kind: len(run.observer.items(version, kind)) if (version, kind) in run.observer.informers
+                              else 0 for version, kind in (("v1", "Node"), ("v1", "Pod"))}}), flush=True)
+
+    def stopped(signum: int, frame: object) -> None:
+        figures(None)
+        os._exit(0)  # the watch threads and the pass in flight go with the process
+
+    signal.signal(signal.SIGTERM, stopped)
+    figures(run.run())
 
 
 def apiserver_cpu(name: str) -> float:
@@ -85,23 +105,32 @@ def apiserver_cpu(name: str) -> float:
 
 
 def frozen(name: str) -> list[int]:
-    """Every process of the cluster that writes: all but the apiserver and etcd. Frozen only once every TrainJob
-    exists, so that no create waits on Trainer's or JobSet's webhooks. (At 250 groups a pass still blocked for the
-    whole window on a request to a frozen part: see the closing note of stop 17.)"""
+    """Every process of the cluster that writes: all but the apiserver and etcd."""
     kept = {"kube-apiserver", "etcd"}
     pids = [int(p.read_text()) for p in (cluster_dir(name) / "pids").glob("*.pid") if p.stem not in kept]
     return [*pids, *ClusterState.load(name).pids.values()]
 
 
+def launched(kube: Kube, ns: str) -> bool:
+    """No group pending, every group's TrainJob made, and every runtime copy owned by its Job: after that the
+    driver has nothing left to write until a pod moves. (The owner-reference patch goes through Trainer's
+    TrainingRuntime webhook: a window begun before it lets a pass wait on a frozen webhook, as in stop 17.)"""
+    wf = kube.get(Ref(API_VERSION, WORKFLOW_KIND, ns, WORKFLOW)) or {}
+    groups = ((wf.get("status") or {}).get("orchestration") or {}).get("groups") or []
+    if not groups or any((g.get("phase") or "Pending") == "Pending" for g in groups):
+        return False
+    if len(kube.list(TRAINER_API_VERSION, TRAINJOB, ns)) < len(groups):
+        return False
+    return all(any(o.get("kind") == JOB for o in (r.get("metadata") or {}).get("ownerReferences") or [])
+               for r in kube.list(TRAINER_API_VERSION, TRAINING_RUNTIME, ns))
+
+
 def quiet_window(kube: Kube, ns: str, name: str, seconds: float, done: threading.Event) -> float | None:
-    """Once no group is pending and every group's TrainJob exists, stop what makes pods happen for `seconds`;
-    returns when the window began (seconds after this call), None if the run ended first."""
+    """Once the launch is over (`launched`), stop every writer of the cluster for `seconds`; returns when the
+    window began (seconds after this call), None if the run ended first."""
     start = time.monotonic()
-    while not done.wait(1.0):
-        wf = kube.get(Ref(API_VERSION, WORKFLOW_KIND, ns, WORKFLOW)) or {}
-        groups = ((wf.get("status") or {}).get("orchestration") or {}).get("groups") or []
-        if groups and all((g.get("phase") or "Pending") != "Pending" for g in groups) and len(
-                kube.list(TRAINER_API_VERSION, TRAINJOB, ns)) >= len(groups):
+    while not done.wait(QUIET_POLL):
+        if launched(kube, ns):
             break
     else:
         return None
@@ -163,8 +192,15 @@ def measure(size: int, pod_seconds: float, poll: float, timeout: float, per_job:
             watcher = threading.Thread(target=lambda: window.append(quiet_window(kube, ns, name, quiet, done)))
             watcher.start()
             try:
-                stdout, stderr = proc.communicate(timeout=timeout + 120)
-            except BaseException:  # Ctrl-C, SIGTERM, the timeout: the driver goes too, then the cluster
+                stdout, stderr = proc.communicate(timeout=timeout + max(120.0, size / 10))
+            except subprocess.TimeoutExpired:  # the initial lists and the last pass outran the margin
+                proc.terminate()
+                try:
+                    stdout, stderr = proc.communicate(timeout=STOP_GRACE)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    raise SystemExit(f"the driver at {size} nodes printed nothing {STOP_GRACE:g}s after SIGTERM")
+            except BaseException:  # Ctrl-C, SIGTERM: the driver goes too, then the cluster
                 proc.kill()
                 raise
             finally:
@@ -204,7 +240,8 @@ def report(r: dict[str, Any]) -> None:
         s = summary(r["passes"], why)
         print(f"  {why or 'idle':8} {s['count']:6d} {s['cpu_ms']:12.3f} {s['requests']:14.2f} {s['kb']:14.1f}")
     print(f"  driver: {r['cpu']:.1f}s CPU, {r['requests']} requests, {r['bytes'] / 2**20:.1f} MiB read, peak RSS "
-          f"{r['rss_mb']:.0f} MB; apiserver CPU during the run {r['apiserver_cpu']:.1f}s")
+          f"{r['rss_mb']:.0f} MB ({r['cached']['Node']} Nodes and {r['cached']['Pod']} pods in its caches at the "
+          f"end); apiserver CPU during the run {r['apiserver_cpu']:.1f}s")
 
 
 def _interrupt(signum: int, frame: object) -> None:

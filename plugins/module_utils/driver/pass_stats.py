@@ -19,16 +19,25 @@ class PassCost:
 
 @dataclass
 class PassStats:
+    """A pass lasts from its start to the next one's: its progress output, and its wait with the watch threads'
+    work on what arrived meanwhile, are part of its cost (an idle pass is then what an idle wake-up costs, not an
+    empty block)."""
+
     kube: Kube
     passes: deque[PassCost] = field(default_factory=lambda: deque(maxlen=10_000))  # the latest, for a day-long run
-    _start: tuple[float, int, int] = (0.0, 0, 0)
+    jobs: int = 0  # Jobs the open pass reconciled
+    _open: tuple[str, float, int, int] | None = None
 
     def _now(self) -> tuple[float, int, int]:
         return time.process_time(), sum(self.kube.requests.values()), self.kube.bytes_read
 
-    def begin(self) -> None:
-        self._start = self._now()
+    def begin(self, why: str) -> None:
+        self.end()
+        self._open, self.jobs = (why, *self._now()), 0
 
-    def end(self, why: str, jobs: int) -> None:
-        cpu, requests, read = self._now()
-        self.passes.append(PassCost(why, jobs, cpu - self._start[0], requests - self._start[1], read - self._start[2]))
+    def end(self) -> None:
+        if self._open is None:
+            return
+        (why, cpu0, requests0, read0), (cpu, requests, read) = self._open, self._now()
+        self.passes.append(PassCost(why, self.jobs, cpu - cpu0, requests - requests0, read - read0))
+        self._open = None

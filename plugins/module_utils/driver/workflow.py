@@ -274,7 +274,7 @@ class Driver:
                                                    ("due", bool(ripe)), ("deadline", wf_due)) if cause), "")
             look_at_workflow = first or acted or changes.workflow or wf_due
             acted = False
-            self.stats.begin()
+            self.stats.begin(why)
             job_worlds: dict[str, JobWorld] = {}
             if why:
                 jobs = None if first else changes.jobs | {k.split("/", 1)[1] for k in ripe if k.startswith("job/")}
@@ -290,10 +290,10 @@ class Driver:
                 if not terminal(wf) and (look_at_workflow or acted):
                     acted |= self._workflow_pass(world)
                 wf = self.watched_workflow()
-            self.stats.end(why, len(job_worlds))
+            self.stats.jobs = len(job_worlds)
             first = False
             if counted[0] != wf["metadata"].get("resourceVersion"):
-                counted = (wf["metadata"].get("resourceVersion"), _counts(wf))
+                counted = (wf["metadata"].get("resourceVersion"), run_counts(wf))
             counts = counted[1]
             self._report(wf, counts, time.monotonic() - start)
             self.heartbeat.beat(functools.partial(heartbeat_line, f"{self.namespace}/{self.name}", wf,
@@ -305,6 +305,7 @@ class Driver:
             done = (terminal(wf) and not measuring) or bool(
                 until_iteration and counts["iterations"]["completed"] >= until_iteration)
             if done or time.monotonic() > deadline:
+                self.stats.end()
                 return {**self._summary(wf, counts, self.writes, time.monotonic() - start), "timed_out": not done}
             if not acted:
                 wake = [deadline, time.monotonic() + poll_interval, *self.due.values()]
@@ -438,7 +439,7 @@ def _diagnose_progress(diagnose: dict[str, Any], groups: int) -> str:
     return f"diagnose: {diagnose.get('stage', '')} round {rounds + 1}, {groups} groups"
 
 
-def _counts(wf: dict[str, Any]) -> dict[str, Any]:
+def run_counts(wf: dict[str, Any]) -> dict[str, Any]:
     """Phase, the True condition, iterations and group phases (and diagnose's status), from the Workflow's status."""
     orch = (wf.get("status") or {}).get("orchestration") or {}
     groups = orch.get("groups") or []

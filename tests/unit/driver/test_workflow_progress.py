@@ -16,14 +16,14 @@ def wf(diagnose: dict | None, groups: list[str]) -> dict:
 def lines(obj: dict) -> list[str]:
     seen: list[str] = []
     driver = workflow.Driver(None, "ns", "wf", RunOptions(1, progress=seen.append))  # type: ignore[arg-type]
-    driver._report(obj, workflow._counts(obj), 3.2)
+    driver._report(obj, workflow.run_counts(obj), 3.2)
     return seen
 
 
 def test_a_diagnose_round_names_its_stage_round_and_groups():
     obj = wf({"stage": "bisection", "round": 2}, ["bisect-2-0a", "bisect-2-0b", "bisect-2-1a", "bisect-2-1b"])
     assert lines(obj) == ["ns/wf: diagnose: bisection round 3, 4 groups (2 pending, 2 running, 0 succeeded, 0 failed) [3s]"]
-    assert workflow._counts(obj)["diagnose"] == {"stage": "bisection", "round": 2}
+    assert workflow.run_counts(obj)["diagnose"] == {"stage": "bisection", "round": 2}
 
 
 def test_a_finished_diagnosis_tells_how_many_rounds_ran():
@@ -37,7 +37,7 @@ def test_a_finished_diagnosis_tells_how_many_rounds_ran():
 def test_without_diagnose_the_iteration_line_is_unchanged():
     obj = wf(None, ["group-0"])
     assert lines(obj) == ["ns/wf: iteration 1/1, groups 0 pending, 1 running, 0 succeeded, 0 failed [3s]"]
-    assert "diagnose" not in workflow._counts(obj)
+    assert "diagnose" not in workflow.run_counts(obj)
 
 
 def test_while_only_the_counts_move_there_is_one_line_per_interval():
@@ -45,12 +45,12 @@ def test_while_only_the_counts_move_there_is_one_line_per_interval():
     driver = workflow.Driver(None, "ns", "wf", RunOptions(1, progress=seen.append))  # type: ignore[arg-type]
     for running in range(1, 6):  # five passes within a second, each with another count
         driver._report(wf(None, [f"group-{i}" for i in range(running)]),
-                       workflow._counts(wf(None, [f"group-{i}" for i in range(running)])), 1.0)
+                       workflow.run_counts(wf(None, [f"group-{i}" for i in range(running)])), 1.0)
     assert seen == ["ns/wf: iteration 1/1, groups 0 pending, 1 running, 0 succeeded, 0 failed [1s]"]
     done = wf(None, ["group-0"])
     done["status"]["conditions"] = [{"type": "Succeeded", "status": "True", "reason": "JobCompleted", "message": ""}]
-    driver._report(done, workflow._counts(done), 2.0)  # the end is always shown
+    driver._report(done, workflow.run_counts(done), 2.0)  # the end is always shown
     assert seen[-1] == "ns/wf: iteration 1/1, groups 0 pending, 1 running, 0 succeeded, 0 failed -> Succeeded (JobCompleted) [2s]"
     driver._last_shown -= workflow.PROGRESS_EVERY  # an interval later, the counts show again
-    driver._report(wf(None, ["group-0", "group-1"]), workflow._counts(wf(None, ["group-0", "group-1"])), 12.0)
+    driver._report(wf(None, ["group-0", "group-1"]), workflow.run_counts(wf(None, ["group-0", "group-1"])), 12.0)
     assert len(seen) == 3
