@@ -19,7 +19,7 @@ Printed per size: the time to discovery (groups known), to every Job launched, t
 changed and nothing was due, it looked and waited again) with the CPU, requests and bytes read per pass (from its
 start to the next one's: its wait, and the watch threads' work in it, included); the driver's peak RSS; the
 apiserver's CPU seconds during the run. Then the targets, one line each: peak RSS at the big size <= 300 MB, and an
-idle pass at the big size costs at most twice one at the small size.
+idle pass inside the frozen window ("idle, frozen") at the big size costs at most twice one at the small size.
 Every cluster started is torn down, also on Ctrl-C. Nothing asserts time: this prints.
 """
 from __future__ import annotations
@@ -80,10 +80,11 @@ def child(kubeconfig: str, ns: str, timeout: float, poll: float) -> None:
             result = {**run_counts(wf or {}), "elapsed": time.monotonic() - start, "timed_out": True}
         hwm = next(int(line.split()[1]) for line in Path("/proc/self/status").read_text().splitlines()
                    if line.startswith("VmHWM:"))
-        print(json.dumps({"phase": result["phase"], "groups": result["groups"]["total"], "elapsed": result["elapsed"],
+        print(json.dumps({"started": start, "phase": result["phase"], "groups": result["groups"]["total"], "elapsed": result["elapsed"],
                           "timed_out": result["timed_out"], "succeeded": result["groups"]["succeeded"],
                           "lines": list(lines),
-                          "passes": [[p.why, p.jobs, p.cpu, p.requests, p.bytes_read] for p in list(run.stats.passes)],
+                          "passes": [[p.why, p.jobs, p.cpu, p.requests, p.bytes_read, p.at]
+                                     for p in list(run.stats.passes)],
                           "requests": sum(kube.requests.values()), "bytes": kube.bytes_read,
                           "cpu": time.process_time(), "rss_mb": hwm / 1024, "cached": {
                               kind: len(run.observer.items(version, kind)) if (version, kind) in run.observer.informers
@@ -125,18 +126,19 @@ def launched(kube: Kube, ns: str) -> bool:
                for r in kube.list(TRAINER_API_VERSION, TRAINING_RUNTIME, ns))
 
 
-def quiet_window(kube: Kube, ns: str, name: str, seconds: float, done: threading.Event) -> float | None:
+def quiet_window(kube: Kube, ns: str, name: str, seconds: float, done: threading.Event
+                 ) -> tuple[float, float] | None:
     """Once the launch is over (`launched`), stop every writer of the cluster for `seconds`; returns when the
-    window began (seconds after this call), None if the run ended first."""
-    start = time.monotonic()
+    window began and ended (time.monotonic, which the driver's child shares), None if the run ended first."""
     while not done.wait(QUIET_POLL):
         if launched(kube, ns):
             break
     else:
         return None
-    began = time.monotonic() - start
     pids = frozen(name)
+    window = []
     for sig in (signal.SIGSTOP, signal.SIGCONT):
+        window.append(time.monotonic())
         for pid in pids:
             try:
                 os.kill(pid, sig)
@@ -144,7 +146,7 @@ def quiet_window(kube: Kube, ns: str, name: str, seconds: float, done: threading
                 pass
         if sig == signal.SIGSTOP:
             time.sleep(seconds)
-    return began
+    return window[0], window[1]
 
 
 def milestones(lines: list[tuple[float, str]]) -> dict[str, float | None]:
@@ -188,7 +190,7 @@ def measure(size: int, pod_seconds: float, poll: float, timeout: float, per_job:
         with subprocess.Popen([sys.executable, __file__, "--child", str(kubeconfig), ns, str(timeout), str(poll)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
             done = threading.Event()
-            window: list[float | None] = []
+            window: list[tuple[float, float] | None] = []
             watcher = threading.Thread(target=lambda: window.append(quiet_window(kube, ns, name, quiet, done)))
             watcher.start()
             try:
@@ -209,7 +211,7 @@ def measure(size: int, pod_seconds: float, poll: float, timeout: float, per_job:
         if proc.returncode != 0:
             raise SystemExit(f"the driver at {size} nodes failed:\n{stderr[-3000:]}")
         out = json.loads(stdout.strip().splitlines()[-1])
-        out.update(size=size, up=up, apiserver_cpu=apiserver_cpu(name) - before, quiet_at=window[0], quiet=quiet)
+        out.update(size=size, up=up, apiserver_cpu=apiserver_cpu(name) - before, window=window[0])
         if out["phase"] != "Succeeded" and not out["timed_out"]:
             raise SystemExit(f"the Workflow at {size} nodes ended {out['phase']}")
         return out
@@ -217,8 +219,17 @@ def measure(size: int, pod_seconds: float, poll: float, timeout: float, per_job:
         cluster.down(name, missing_ok=True)
 
 
-def summary(passes: list[list[Any]], why: str) -> dict[str, float]:
-    chosen = [p for p in passes if p[0] == why]
+def frozen_idle(r: dict[str, Any]) -> list[list[Any]]:
+    """The idle passes that began and ended (the next one began) inside the frozen window."""
+    if r["window"] is None:
+        return []
+    (begin, end), passes = r["window"], r["passes"]
+    return [p for p, after in zip(passes, passes[1:]) if p[0] == "" and begin <= p[5] and after[5] <= end]
+
+
+def summary(passes: list[list[Any]], why: str | None) -> dict[str, float]:
+    """`why` None: every pass given."""
+    chosen = [p for p in passes if why is None or p[0] == why]
     if not chosen:
         return {"count": 0, "cpu_ms": float("nan"), "requests": float("nan"), "kb": float("nan")}
     return {"count": len(chosen), "cpu_ms": statistics.mean(p[2] for p in chosen) * 1000,
@@ -233,12 +244,13 @@ def report(r: dict[str, Any]) -> None:
           f"{launched if launched is None else round(launched, 1)}s, " + (
               f"stopped at --timeout ({r['elapsed']:.0f}s) with {r['succeeded']} Succeeded" if r["timed_out"]
               else f"Succeeded at {r['elapsed']:.1f}s"))
-    print("  cluster frozen " + (f"{r['quiet']:g}s from {r['quiet_at']:.0f}s" if r["quiet_at"] is not None
-                                 else "never: the run ended before every Job was launched"))
-    print(f"  {'passes':8} {'count':>6} {'cpu ms/pass':>12} {'requests/pass':>14} {'KiB read/pass':>14}")
-    for why in ("start", "acted", "changed", "due", "deadline", ""):
-        s = summary(r["passes"], why)
-        print(f"  {why or 'idle':8} {s['count']:6d} {s['cpu_ms']:12.3f} {s['requests']:14.2f} {s['kb']:14.1f}")
+    window = r["window"]
+    print("  cluster frozen " + (f"{window[1] - window[0]:.0f}s from {window[0] - r['started']:.0f}s" if window
+                                 else "never: the run ended before the launch was over"))
+    print(f"  {'passes':13} {'count':>6} {'cpu ms/pass':>12} {'requests/pass':>14} {'KiB read/pass':>14}")
+    rows = [(why or "idle", summary(r["passes"], why)) for why in ("start", "acted", "changed", "due", "deadline", "")]
+    for label, s in [*rows, ("idle, frozen", summary(frozen_idle(r), None))]:
+        print(f"  {label:13} {s['count']:6d} {s['cpu_ms']:12.3f} {s['requests']:14.2f} {s['kb']:14.1f}")
     print(f"  driver: {r['cpu']:.1f}s CPU, {r['requests']} requests, {r['bytes'] / 2**20:.1f} MiB read, peak RSS "
           f"{r['rss_mb']:.0f} MB ({r['cached']['Node']} Nodes and {r['cached']['Pod']} pods in its caches at the "
           f"end); apiserver CPU during the run {r['apiserver_cpu']:.1f}s")
@@ -261,19 +273,24 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=3600.0,
                         help="seconds the driver may run; a run stopped there is reported with what it measured")
     parser.add_argument("--quiet-seconds", type=float, default=60.0,
-                        help="how long the cluster is frozen once every TrainJob exists (the driver first catches "
-                             "up with the launch's writes: 5 s for 250 groups on this machine)")
+                        help="how long the cluster is frozen once the launch is over (the driver first catches up "
+                             "with the launch's writes: 5 s for 250 groups on this machine)")
     parser.add_argument("--nodes-per-job", type=int, default=4,
                         help="nodes per group (2 at 10,000 nodes makes a Workflow status etcd refuses)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # also where a background shell started it ignored
     results = {}
-    for size in (args.compare, args.nodes):
-        results[size] = measure(size, args.pod_seconds, args.poll, args.timeout, args.nodes_per_job,
-                                args.quiet_seconds)
-        report(results[size])
+    try:
+        for size in (args.compare, args.nodes):
+            results[size] = measure(size, args.pod_seconds, args.poll, args.timeout, args.nodes_per_job,
+                                    args.quiet_seconds)
+            report(results[size])
+    except KeyboardInterrupt:
+        print("stopped: every cluster the bench started is torn down", file=sys.stderr)
+        return 130
     big, small = results[args.nodes], results[args.compare]
-    idle_big, idle_small = summary(big["passes"], "")["cpu_ms"], summary(small["passes"], "")["cpu_ms"]
+    idle_big, idle_small = summary(frozen_idle(big), None)["cpu_ms"], summary(frozen_idle(small), None)["cpu_ms"]
     ratio = idle_big / idle_small if idle_small else float("nan")
     print("\nTargets")
     until = f" (up to the stop at {big['elapsed']:.0f}s)" if big["timed_out"] else ""

@@ -15,6 +15,7 @@ class PassCost:
     cpu: float        # process CPU seconds (the watch threads' included)
     requests: int
     bytes_read: int
+    at: float         # when it began (time.monotonic)
 
 
 @dataclass
@@ -26,18 +27,18 @@ class PassStats:
     kube: Kube
     passes: deque[PassCost] = field(default_factory=lambda: deque(maxlen=10_000))  # the latest, for a day-long run
     jobs: int = 0  # Jobs the open pass reconciled
-    _open: tuple[str, float, int, int] | None = None
+    _open: tuple[str, float, float, int, int] | None = None
 
     def _now(self) -> tuple[float, int, int]:
         return time.process_time(), sum(self.kube.requests.values()), self.kube.bytes_read
 
     def begin(self, why: str) -> None:
         self.end()
-        self._open, self.jobs = (why, *self._now()), 0
+        self._open, self.jobs = (why, time.monotonic(), *self._now()), 0
 
     def end(self) -> None:
         if self._open is None:
             return
-        (why, cpu0, requests0, read0), (cpu, requests, read) = self._open, self._now()
-        self.passes.append(PassCost(why, self.jobs, cpu - cpu0, requests - requests0, read - read0))
+        (why, at, cpu0, requests0, read0), (cpu, requests, read) = self._open, self._now()
+        self.passes.append(PassCost(why, self.jobs, cpu - cpu0, requests - requests0, read - read0, at))
         self._open = None

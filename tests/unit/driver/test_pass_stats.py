@@ -27,6 +27,7 @@ def test_a_pass_takes_in_what_happens_before_the_next_one_begins() -> None:
     assert [(p.why, p.jobs, p.requests, p.bytes_read) for p in passes.passes] == [
         ("start", 3, 2, 100), ("", 0, 1, 0), ("changed", 0, 0, 0)]
     assert all(p.cpu >= 0 for p in passes.passes)
+    assert [p.at for p in passes.passes] == sorted(p.at for p in passes.passes)
 
 
 def test_end_without_an_open_pass_records_nothing() -> None:
