@@ -20,8 +20,12 @@ from ..kube.rest import Kube
 from .errors import Abandoned
 
 Record = Callable[[dict[str, Any]], None]
-# Parallel creates of one batch; below the kubernetes client's connection pool (5 per CPU, at least 10 on 2).
+# Parallel writes of one batch; below the kubernetes client's connection pool (5 per CPU, at least 10 on 2).
 CONCURRENCY = 8
+# Writes that touch one object each and read nothing another wrote: a run of them (distinct objects) goes out
+# together. At 2,500 groups the launch's owner-reference patches, one at a time through Trainer's webhook, took
+# 30 minutes.
+BATCHED = (Create, Patch, Delete)
 
 
 @dataclass
@@ -52,10 +56,11 @@ def run(kube: Kube, step: Step, owner_name: str, trace: Callable[[str], None] | 
         alive: Callable[[], bool] | None = None, record: Record | None = None) -> Outcome:
     """Execute until done or until an action says the world changed under us (409) or we must wait.
 
-    Consecutive Creates are independent objects, so they go out together; their outcomes are then handled in
-    order, exactly as if issued one by one, and nothing after them starts before all have answered. A run
-    killed mid-batch re-issues the same Creates next pass and adopts what exists. `record` gets what each
-    write answered (the object as now stored), so a watching caller's cache has it before the event."""
+    Consecutive Creates, Patches or Deletes of distinct objects are independent, so they go out together; their
+    outcomes are then handled in order, exactly as if issued one by one, and nothing after them starts before all
+    have answered. A run killed mid-batch re-issues the same writes next pass (from the cluster as it then is) and
+    adopts what exists. `record` gets what each write answered (the object as now stored), so a watching caller's
+    cache has it before the event."""
     out = Outcome()
     for batch in _batches(step.actions):
         if alive and not alive():
@@ -72,15 +77,24 @@ def run(kube: Kube, step: Step, owner_name: str, trace: Callable[[str], None] | 
 
 
 def _batches(actions: list[Action]) -> Iterator[list[Action]]:
-    """Runs of consecutive Creates, every other action alone."""
+    """Runs of consecutive writes of one kind (BATCHED) to distinct objects; every other action alone."""
     batch: list[Action] = []
+    refs: set[Ref | None] = set()
     for action in actions:
-        if batch and not (isinstance(action, Create) and isinstance(batch[-1], Create)):
+        ref = _ref(action)
+        if batch and not (type(action) is type(batch[-1]) and isinstance(action, BATCHED) and ref not in refs):
             yield batch
-            batch = []
+            batch, refs = [], set()
         batch.append(action)
+        refs.add(ref)
     if batch:
         yield batch
+
+
+def _ref(action: Action) -> Ref | None:
+    if isinstance(action, (Create, Replace, UpdateStatus)):
+        return Ref.of(action.obj)
+    return action.ref if isinstance(action, (Patch, Delete)) else None
 
 
 def _issue(kube: Kube, batch: list[Action], record: Record | None) -> list[ApiException | None]:
