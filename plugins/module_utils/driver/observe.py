@@ -112,7 +112,12 @@ class Observer:
         self._wake = threading.Condition()
         self._changes = Changes()
         self._node_jobs: dict[str, Counter[str]] = {}  # node -> Jobs with pods there (how many)
-        self._pod_node: dict[str, tuple[str, str]] = {}  # pod -> (node, Job)
+        self._pod_at: dict[str, tuple[str, str]] = {}  # pod -> (its node or "", its Job)
+        self._job_pods: dict[str, set[str]] = {}  # Job -> its pods' names
+        # What a pass reads of every Job's pods and of the Nodes, kept until one of them changes: a busy pass then
+        # costs what changed, not a sort of the whole cluster. Filled and emptied with the lock held.
+        self._pod_lists: dict[str, list[Obj]] = {}
+        self._node_list: list[Obj] | None = None
         self.informers: dict[tuple[str, str], Informer] = {}
 
     # ---------------------------------------------------------------- lifecycle
@@ -163,6 +168,23 @@ class Observer:
     def workflow(self) -> Obj | None:
         return self.informers[(API_VERSION, WORKFLOW)].get(self.name)
 
+    def pods(self) -> dict[str, list[Obj]]:
+        """Job -> its pods, by name (the lists are shared: callers must not change them)."""
+        pods = self.informers[("v1", "Pod")]
+        with self._wake:
+            for job in self._job_pods.keys() - self._pod_lists.keys():
+                found = (pods.get(name) for name in sorted(self._job_pods[job]))
+                self._pod_lists[job] = [pod for pod in found if pod is not None]
+            return {job: self._pod_lists[job] for job in sorted(self._job_pods)}
+
+    def nodes(self) -> list[Obj]:
+        """The watched Nodes, by name (shared, as `pods`)."""
+        with self._wake:
+            if self._node_list is None:
+                by_name = self.items("v1", "Node")
+                self._node_list = [by_name[name] for name in sorted(by_name)]
+            return self._node_list
+
     def check(self) -> None:
         """Raise what stopped a watch for good (403, 404): the run cannot see the cluster any more."""
         for informer in self.informers.values():
@@ -207,6 +229,7 @@ class Observer:
             elif kind == "Node":
                 with self._wake:
                     jobs |= set(self._node_jobs.get(name, ()))
+                    self._node_list = None
             elif kind in MEASUREMENT_KINDS:
                 measurements.add(name)
                 obj = self.informers[(API_VERSION, kind)].get(name) or {}
@@ -220,10 +243,10 @@ class Observer:
             self._wake.notify_all()
 
     def _pod_jobs(self, name: str) -> set[str]:
-        """The Job of a changed pod (and the one it had, for a deleted pod), keeping the nodeName index."""
+        """The Job of a changed pod (and the one it had, for a deleted pod), keeping the indexes."""
         pod = self.informers[("v1", "Pod")].get(name)
         with self._wake:
-            before = self._pod_node.get(name)
+            before = self._pod_at.get(name)
             self._index_pod(name, pod)
         jobs = {before[1]} if before else set()
         if pod is not None:
@@ -232,17 +255,28 @@ class Observer:
 
     def _index_pod(self, name: str, pod: Obj | None) -> None:
         """Called with the lock held."""
-        before = self._pod_node.pop(name, None)
+        before = self._pod_at.pop(name, None)
         if before:
-            jobs = self._node_jobs.get(before[0], Counter())
-            jobs[before[1]] -= 1
-            if jobs[before[1]] <= 0:
-                del jobs[before[1]]
-            if not jobs:
-                self._node_jobs.pop(before[0], None)
+            node, job = before
+            self._pod_lists.pop(job, None)
+            self._job_pods[job].discard(name)
+            if not self._job_pods[job]:
+                del self._job_pods[job]
+            if node:
+                jobs = self._node_jobs[node]
+                jobs[job] -= 1
+                if jobs[job] <= 0:
+                    del jobs[job]
+                if not jobs:
+                    del self._node_jobs[node]
         if pod is None:
             return
-        node, job = (pod.get("spec") or {}).get("nodeName"), (_meta(pod).get("labels") or {}).get(LABEL_JOB)
-        if node and job:
-            self._pod_node[name] = (node, job)
-            self._node_jobs.setdefault(node, Counter())[job] += 1
+        at = str((pod.get("spec") or {}).get("nodeName") or "")
+        owner = str((_meta(pod).get("labels") or {}).get(LABEL_JOB) or "")
+        if not owner:
+            return
+        self._pod_at[name] = (at, owner)
+        self._pod_lists.pop(owner, None)
+        self._job_pods.setdefault(owner, set()).add(name)
+        if at:
+            self._node_jobs.setdefault(at, Counter())[owner] += 1

@@ -24,7 +24,6 @@ from ..engine.api.vocabulary import (
     FINALIZER_WORKFLOW,
     IN_PROGRESS,
     JOB,
-    LABEL_JOB,
     TRAINER_API_VERSION,
     TRAINJOB,
     WORKFLOW,
@@ -151,11 +150,8 @@ class Driver:
         obs = self.observer
         jobs = dict(sorted(obs.items(API_VERSION, JOB).items()))
         workloads = obs.items(TRAINER_API_VERSION, TRAINJOB) if jobs else {}
-        pods: dict[str, list[dict[str, Any]]] = {}
-        for _name, pod in sorted(obs.items("v1", "Pod").items()) if jobs else ():
-            pods.setdefault(pod["metadata"]["labels"][LABEL_JOB], []).append(pod)
-        by_name = obs.items("v1", "Node")
-        nodes = [by_name[n] for n in sorted(by_name)]
+        pods = obs.pods() if jobs else {}
+        nodes = obs.nodes()
         refs = (wf.get("status") or {}).get("dependencyRefs") or []
         dependencies = obs.dependencies((r["apiVersion"], r["kind"]) for r in refs)
         self.measurements = self._measurements()
@@ -170,7 +166,7 @@ class Driver:
                 continue
             job_pods = pods.get(name, [])
             job_worlds[name] = JobWorld(
-                job, workloads.get(f"{name}-workload"), job_pods, self._pod_nodes(job_pods, by_name),
+                job, workloads.get(f"{name}-workload"), job_pods, self._pod_nodes(job_pods),
                 self._logs(job, job_pods), now, by_job.get(name, []))
         return world, job_worlds
 
@@ -180,9 +176,9 @@ class Driver:
             out += [m for _n, m in sorted(self.observer.items(API_VERSION, kind).items())]
         return out
 
-    def _pod_nodes(self, pods: list[dict[str, Any]], cached: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    def _pod_nodes(self, pods: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         """The Nodes the pods are bound to; one outside the watched selector (it lost a label) is read."""
-        nodes = {}
+        nodes, cached = {}, self.observer.informers[("v1", "Node")]
         for name in sorted({str((p.get("spec") or {}).get("nodeName") or "") for p in pods} - {""}):
             node = cached.get(name) or self.kube.get(Ref("v1", "Node", "", name))
             if node is not None:

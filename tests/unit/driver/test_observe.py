@@ -105,3 +105,31 @@ def test_a_measurement_change_names_the_measurement_and_its_job():
                 "metadata": {"name": "m", "namespace": "ns", "resourceVersion": "3"}, "spec": {"jobRef": {"name": "j"}}})
     changes = obs.take()
     assert changes.measurements == {"m"} and changes.jobs == {"j"} and changes.workflow
+
+
+def test_pods_by_job_are_rebuilt_only_for_the_job_whose_pod_changed():
+    obs = observer()
+    for name, job, node in (("b-1", "job-b", "n2"), ("a-1", "job-a", ""), ("a-0", "job-a", "n1")):
+        obs.record(pod(name, job, node))  # a-1 is not bound yet: it still belongs to its Job
+    first = obs.pods()
+    assert {job: [p["metadata"]["name"] for p in pods] for job, pods in first.items()} == {
+        "job-a": ["a-0", "a-1"], "job-b": ["b-1"]}
+    obs.record(pod("a-1", "job-a", "n3", version=2))
+    second = obs.pods()
+    assert second["job-b"] is first["job-b"]  # untouched: not sorted again
+    assert [p["spec"]["nodeName"] for p in second["job-a"]] == ["n1", "n3"]
+    obs.informers[("v1", "Pod")]._items.pop("b-1")
+    obs._changed("Pod", "event", ["b-1"])
+    assert list(obs.pods()) == ["job-a"]
+
+
+def test_the_node_list_is_kept_until_a_node_changes():
+    obs = observer()
+    for name in ("n2", "n1"):
+        obs.record({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "resourceVersion": "1"}})
+    first = obs.nodes()
+    assert [n["metadata"]["name"] for n in first] == ["n1", "n2"]
+    assert obs.nodes() is first
+    obs.record({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "resourceVersion": "2",
+                                                                 "labels": {"gpu": "lost"}}})
+    assert [n["metadata"].get("labels") for n in obs.nodes()] == [{"gpu": "lost"}, None]
