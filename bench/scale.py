@@ -80,8 +80,9 @@ def child(kubeconfig: str, ns: str, timeout: float, poll: float) -> None:
             result = {**run_counts(wf or {}), "elapsed": time.monotonic() - start, "timed_out": True}
         hwm = next(int(line.split()[1]) for line in Path("/proc/self/status").read_text().splitlines()
                    if line.startswith("VmHWM:"))
-        print(json.dumps({"started": start, "phase": result["phase"], "groups": result["groups"]["total"], "elapsed": result["elapsed"],
-                          "timed_out": result["timed_out"], "succeeded": result["groups"]["succeeded"],
+        print(json.dumps({"started": start, "phase": result["phase"], "groups": result["groups"]["total"],
+                          "elapsed": result["elapsed"], "timed_out": result["timed_out"],
+                          "succeeded": result["groups"]["succeeded"],
                           "lines": list(lines),
                           "passes": [[p.why, p.jobs, p.cpu, p.requests, p.bytes_read, p.at]
                                      for p in list(run.stats.passes)],
@@ -201,7 +202,8 @@ def measure(size: int, pod_seconds: float, poll: float, timeout: float, per_job:
                     stdout, stderr = proc.communicate(timeout=STOP_GRACE)
                 except subprocess.TimeoutExpired:
                     proc.kill()
-                    raise SystemExit(f"the driver at {size} nodes printed nothing {STOP_GRACE:g}s after SIGTERM")
+                    raise SystemExit(
+                        f"the driver at {size} nodes printed nothing {STOP_GRACE:g}s after SIGTERM") from None
             except BaseException:  # Ctrl-C, SIGTERM: the driver goes too, then the cluster
                 proc.kill()
                 raise
