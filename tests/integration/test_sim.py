@@ -28,10 +28,10 @@ def sim_cli(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=300, check=False)
 
 
-def run_trainjob(api: client.ApiClient, namespace: str, name: str, nodes: list[str], create_timeout: float = 30) -> str:
+def run_trainjob(api: client.ApiClient, namespace: str, name: str, nodes: list[str]) -> str:
     """Create the runtime and a pinned TrainJob; wait for it to finish; return its final condition type."""
     smoke.ensure_runtime(api, namespace)
-    smoke.create_trainjob(api, namespace, name, nodes, timeout=create_timeout)
+    smoke.create_trainjob(api, namespace, name, nodes)
     return smoke.wait_finished(api, namespace, [name], timeout=120)[name]
 
 
@@ -144,10 +144,8 @@ def test_cluster_survives_apiserver_restart(sim: Sim, namespace: str) -> None:
     others = [p for p in (cluster_dir(sim.name) / "pids").glob("*.pid") if p.stem != "kube-apiserver"]
     assert all(processes.alive(int(p.read_text())) for p in others)
     assert all(processes.alive(pid) for pid in ClusterState.load(sim.name).pids.values())
-    # Trainer's webhook reads runtimes from its informer, whose re-list backs off exponentially (to 30 s, jittered)
-    # while the apiserver is down: it may not see a new runtime for up to a minute after the apiserver is back.
-    assert run_trainjob(sim.api, namespace, "after-restart", ["gpu-node-001", "gpu-node-002"],
-                        create_timeout=120) == "Complete"
+    # Trainer's webhook may not see a new runtime for up to a minute after the apiserver is back (create_trainjob).
+    assert run_trainjob(sim.api, namespace, "after-restart", ["gpu-node-001", "gpu-node-002"]) == "Complete"
 
 
 def test_agent_cache_follows_nodes_across_an_apiserver_restart(sim: Sim) -> None:

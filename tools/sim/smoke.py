@@ -56,11 +56,12 @@ def ensure_runtime(api: client.ApiClient, namespace: str, claim_template: str = 
             raise
 
 
-def create_trainjob(api: client.ApiClient, namespace: str, name: str, nodes: list[str], timeout: float = 30,
+def create_trainjob(api: client.ApiClient, namespace: str, name: str, nodes: list[str], timeout: float = 120,
                     trainer: dict | None = None) -> None:
     """Create a pinned TrainJob (its `trainer` fields, e.g. the command, args and env, updated by `trainer`).
-    Trainer's webhook checks the runtime against its informer cache, which lags a just-created runtime (more so
-    after an apiserver restart): retry that one refusal."""
+    Trainer's webhook checks the runtime against its informer cache, which lags a just-created runtime: retry that
+    one refusal. After an apiserver restart that informer re-lists with client-go's backoff (to 30 s, jittered), so
+    the lag can reach a minute, and a test that restarts the apiserver leaves it to the next test that creates one."""
     custom = client.CustomObjectsApi(api)
     body = trainjob(name, nodes)
     body["spec"]["trainer"].update(trainer or {})
