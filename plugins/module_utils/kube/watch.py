@@ -48,6 +48,18 @@ def compact(value: Any) -> Any:
     return value
 
 
+def _shut(response: Any) -> None:
+    """Shut a watch stream for reading, which ends it at once. A stream that already ended (the server closed it,
+    or it broke and its thread is backing off) has given its connection back: urllib3 refuses to shut that one
+    (RuntimeError, or ValueError once closed), and there is nothing left to end."""
+    if response is None:
+        return
+    try:
+        response.shutdown()
+    except (RuntimeError, ValueError, OSError):
+        pass
+
+
 def _same(obj: Obj, cached: Obj | None) -> bool:
     """Equal but for the resourceVersion: what the caller keeps did not change (a trimmed-away field did)."""
     if cached is None:
@@ -119,14 +131,12 @@ class Informer:
     def stop(self) -> None:
         """End the watch now (its thread then exits; the cache stays readable)."""
         self._stop.set()
-        response = self._response
-        if response is not None:
-            response.shutdown()
+        _shut(self._response)
 
     def _opened(self, response: Any) -> None:
         self._response = response
         if self._stop.is_set():
-            response.shutdown()
+            _shut(response)
 
     # ---------------------------------------------------------------- plumbing
 
