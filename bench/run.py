@@ -174,9 +174,9 @@ def into(objs: list[dict[str, Any]], ns: str) -> list[dict[str, Any]]:
     return [{**o, "metadata": {**o["metadata"], "namespace": ns}} for o in objs]
 
 
-def complete(kube: Kube, ns: str, count: int, poll: float) -> None:
+def complete(kube: Kube, ns: str, count: int, poll: float, timeout: float) -> None:
     """Wait until `count` TrainJobs in `ns` carry Complete=True (one list per poll)."""
-    deadline = time.monotonic() + TIMEOUT
+    deadline = time.monotonic() + timeout
     while True:
         done = sum(1 for t in kube.list(TRAINER, "TrainJob", ns)
                    if any(c["type"] == "Complete" and c["status"] == "True"
@@ -184,7 +184,7 @@ def complete(kube: Kube, ns: str, count: int, poll: float) -> None:
         if done >= count:
             return
         if time.monotonic() > deadline:
-            raise SystemExit(f"floor in {ns}: {done}/{count} TrainJobs Complete after {TIMEOUT}s")
+            raise SystemExit(f"floor in {ns}: {done}/{count} TrainJobs Complete after {timeout:.0f}s")
         time.sleep(poll)
 
 
@@ -201,7 +201,10 @@ def create_retrying(kube: Kube, obj: dict[str, Any]) -> None:
             time.sleep(0.2)
 
 
-def floor(api: client.ApiClient, size: int, objs: dict[str, list[dict[str, Any]]], poll: float) -> dict[str, Any]:
+def floor(api: client.ApiClient, size: int, objs: dict[str, list[dict[str, Any]]], poll: float,
+          timeout: float) -> dict[str, Any]:
+    """The same objects created by a bare client, then one TrainJob list per poll until all are Complete; it may
+    take as long as ours was allowed (--timeout)."""
     kube = Kube(api)
     ns = fresh(kube, f"floor-{size}")
     kube.resource(TRAINER, "TrainJob")  # discovery outside the clock, as ours had it warm too
@@ -212,7 +215,7 @@ def floor(api: client.ApiClient, size: int, objs: dict[str, list[dict[str, Any]]
         # A TrainJob's runtime must exist first (the Trainer webhook resolves runtimeRef from its cache).
         list(pool.map(kube.create, into(objs["runtimes"] + objs["jobs"], ns)))
         list(pool.map(lambda t: create_retrying(kube, t), into(objs["trainjobs"], ns)))
-    complete(kube, ns, len(objs["trainjobs"]), poll)
+    complete(kube, ns, len(objs["trainjobs"]), poll, timeout)
     return {"seconds": time.monotonic() - start, "requests": Counter(kube.requests), "bytes": kube.bytes_read}
 
 
@@ -296,7 +299,7 @@ def measure(size: int, per_job: int, poll: float, tmp: Path, with_loop: bool, ti
         print(f"[{size} nodes] ours {a['seconds']:.1f}s{state}", flush=True)
         objs = a["objects"]
         # A floor beside ours' unfinished groups would wait for their nodes: it is measured only after a finish.
-        b = floor(api, size, objs, poll) if a["finished"] else None
+        b = floor(api, size, objs, poll, timeout) if a["finished"] else None
         if b:
             b["apiserver_cpu"] = apiserver_cpu(name) - cpu
             print(f"[{size} nodes] floor {b['seconds']:.1f}s", flush=True)
@@ -366,7 +369,7 @@ def main() -> int:
                         help="nodes per group (Trainer reconciles TrainJobs one at a time: at 4,096 nodes 2 per Job "
                              "makes 2,048 TrainJobs, and Trainer, not the run, sets the pace)")
     parser.add_argument("--timeout", type=float, default=TIMEOUT,
-                        help=f"seconds ours may run before it is reported as not finished (default {TIMEOUT})")
+                        help=f"seconds ours (and then the floor) may run before it is reported as not finished (default {TIMEOUT})")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, _interrupt)
     results = []
