@@ -369,7 +369,8 @@ def main() -> int:
                         help="nodes per group (Trainer reconciles TrainJobs one at a time: at 4,096 nodes 2 per Job "
                              "makes 2,048 TrainJobs, and Trainer, not the run, sets the pace)")
     parser.add_argument("--timeout", type=float, default=TIMEOUT,
-                        help=f"seconds ours (and then the floor) may run before it is reported as not finished (default {TIMEOUT})")
+                        help="seconds ours (and then the floor) may run before it is reported as not finished "
+                             f"(default {TIMEOUT})")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, _interrupt)
     results = []
