@@ -50,7 +50,7 @@ from ansible_collections.cre.certification.plugins.module_utils.driver.workflow 
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube  # noqa: E402
 from tests.integration.conftest import install_crds  # noqa: E402
 from tests.integration.seed import nodes, workflow  # noqa: E402
-from tools.sim import cluster  # noqa: E402
+from tools.sim import cluster, smoke  # noqa: E402
 
 NVCRE = "nvcre.nvidia.com/v1alpha1"
 TRAINER = "trainer.kubeflow.org/v1alpha1"
@@ -188,19 +188,6 @@ def complete(kube: Kube, ns: str, count: int, poll: float, timeout: float) -> No
         time.sleep(poll)
 
 
-def create_retrying(kube: Kube, obj: dict[str, Any]) -> None:
-    """Create; while the Trainer webhook's cache has not yet seen the runtime it names, retry shortly."""
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            kube.create(obj)
-            return
-        except client.ApiException as exc:
-            if exc.status != 403 or "must be created before" not in (exc.body or "") or time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
-
-
 def floor(api: client.ApiClient, size: int, objs: dict[str, list[dict[str, Any]]], poll: float,
           timeout: float) -> dict[str, Any]:
     """The same objects created by a bare client, then one TrainJob list per poll until all are Complete; it may
@@ -214,7 +201,8 @@ def floor(api: client.ApiClient, size: int, objs: dict[str, list[dict[str, Any]]
     with ThreadPoolExecutor(POOL) as pool:
         # A TrainJob's runtime must exist first (the Trainer webhook resolves runtimeRef from its cache).
         list(pool.map(kube.create, into(objs["runtimes"] + objs["jobs"], ns)))
-        list(pool.map(lambda t: create_retrying(kube, t), into(objs["trainjobs"], ns)))
+        list(pool.map(lambda t: smoke.while_runtime_unseen(lambda: kube.create(t), timeout=60, pause=0.2),
+                      into(objs["trainjobs"], ns)))
     complete(kube, ns, len(objs["trainjobs"]), poll, timeout)
     return {"seconds": time.monotonic() - start, "requests": Counter(kube.requests), "bytes": kube.bytes_read}
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -14,6 +15,7 @@ from kubernetes import client
 
 RUNTIME = yaml.safe_load((Path(__file__).parent / "data" / "mpi-runtime.yaml").read_text())
 TRAINER = ("trainer.kubeflow.org", "v1alpha1")
+RUNTIME_UNSEEN = "must be created before the TrainJob"  # Trainer's webhook, while its cache lacks the runtime
 
 
 def trainjob(name: str, nodes: list[str]) -> dict:
@@ -58,22 +60,28 @@ def ensure_runtime(api: client.ApiClient, namespace: str, claim_template: str = 
 
 def create_trainjob(api: client.ApiClient, namespace: str, name: str, nodes: list[str], timeout: float = 120,
                     trainer: dict | None = None) -> None:
-    """Create a pinned TrainJob (its `trainer` fields, e.g. the command, args and env, updated by `trainer`).
-    Trainer's webhook checks the runtime against its informer cache, which lags a just-created runtime: retry that
-    one refusal. After an apiserver restart that informer re-lists with client-go's backoff (to 30 s, jittered), so
-    the lag can reach a minute, and a test that restarts the apiserver leaves it to the next test that creates one."""
+    """Create a pinned TrainJob (its `trainer` fields, e.g. the command, args and env, updated by `trainer`)."""
     custom = client.CustomObjectsApi(api)
     body = trainjob(name, nodes)
     body["spec"]["trainer"].update(trainer or {})
+    while_runtime_unseen(lambda: custom.create_namespaced_custom_object(*TRAINER, namespace, "trainjobs", body),
+                         timeout)
+
+
+def while_runtime_unseen(create: Callable[[], object], timeout: float = 120, pause: float = 0.5) -> None:
+    """Call `create` (of a TrainJob) again while Trainer's webhook refuses it for a runtime it has not seen yet.
+    The webhook checks the runtime against its informer cache, which lags a just-created runtime; after an apiserver
+    restart that informer re-lists with client-go's backoff (to 30 s, jittered), so the lag can reach a minute, and
+    a test that restarts the apiserver leaves it to the next test that creates one."""
     deadline = time.monotonic() + timeout
     while True:
         try:
-            custom.create_namespaced_custom_object(*TRAINER, namespace, "trainjobs", body)
+            create()
             return
         except client.ApiException as exc:
-            if "must be created before the TrainJob" not in str(exc.body) or time.monotonic() > deadline:
+            if RUNTIME_UNSEEN not in str(exc.body) or time.monotonic() > deadline:
                 raise
-            time.sleep(0.5)
+            time.sleep(pause)
 
 
 def wait_finished(api: client.ApiClient, namespace: str, names: list[str], timeout: float = 180) -> dict[str, str]:
