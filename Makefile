@@ -32,7 +32,7 @@ unit: setup
 	$(BIN)/python -m pytest -q tests/unit
 
 integration: setup sim-build
-	$(BIN)/python -m pytest -q tests/integration
+	$(BIN)/python -m pytest -q -n $${CRE_TEST_WORKERS:-3} --dist loadfile tests/integration
 
 molecule: setup sim-build
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/molecule test -s certify
@@ -48,12 +48,10 @@ lint: setup
 typecheck: setup
 	cd .collections && ../$(BIN)/mypy -p ansible_collections.cre.certification.plugins
 
-# The cluster tests share a few session clusters, so they run in one process after the unit tests.
+# Two lanes side by side (tests/suite.py): the cluster tests on parallel workers, then molecule; beside them
+# mypy, the unit tests, sanity and lint. Ends with each stage's time, the slowest tests and the total.
 test: setup sim-build
-	$(MAKE) --no-print-directory typecheck
-	$(BIN)/python -m pytest -q tests/unit
-	$(BIN)/python -m pytest -q tests/integration
-	$(MAKE) --no-print-directory molecule sanity lint
+	$(BIN)/python tests/suite.py
 
 demo: setup sim-build
 	$(BIN)/python -m tools.sim demo

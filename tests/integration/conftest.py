@@ -1,9 +1,12 @@
 """A real local cluster for the tests that need one: started once per test session, always torn down."""
 from __future__ import annotations
 
+import functools
 import os
 import re
+import socket
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -13,7 +16,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from tools.sim import cluster
+from tools.sim import cluster, reset
 
 NODES = 16
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,21 +34,87 @@ def _name(kind: str) -> str:
     return f"t{os.getpid()}-{kind}"
 
 
+class Pool:
+    """The clusters this worker's tests share, one per (profile, nodes, instance), started on first use and kept
+    for the session; each module gets its cluster reset (`tools.sim.reset`: no fault, cordon, pod duration or
+    namespace of an earlier module). At most LIMIT are alive at once: the least recently used one goes first."""
+
+    LIMIT = 3
+
+    def __init__(self) -> None:
+        self._sims: OrderedDict[tuple[str, int, int], Sim] = OrderedDict()
+        self._user: dict[tuple[str, int, int], str] = {}
+
+    def get(self, user: str, profile: str, nodes: int, instance: int = 0,
+            pod_ms: dict[str, int] | None = None) -> Sim:
+        """The shared cluster for `user` (a module), its namespaces' pod durations set (`pod_ms`: namespace -> ms)."""
+        key = (profile, nodes, instance)
+        if key in self._sims:
+            self._sims.move_to_end(key)
+            if self._user[key] != user:
+                reset.reset(self._sims[key].name)
+        else:
+            while len(self._sims) >= self.LIMIT:
+                _old, sim = self._sims.popitem(last=False)
+                cluster.down(sim.name, missing_ok=True)
+            name = _name(f"{profile}-{nodes}" + (f"-{instance}" if instance else ""))
+            kubeconfig = cluster.up(profile, nodes, name)
+            api = cluster.api(kubeconfig)
+            install_crds(api)
+            self._sims[key] = Sim(name, kubeconfig, api)
+        self._user[key] = user
+        for namespace, ms in (pod_ms or {}).items():
+            cluster.pod_duration(self._sims[key].name, namespace, ms)
+        return self._sims[key]
+
+    def close(self) -> None:
+        for sim in self._sims.values():
+            cluster.down(sim.name, missing_ok=True)
+
+
 @pytest.fixture(scope="session")
-def sim() -> Iterator[Sim]:
-    """A 16-node aws-gb200 cluster with Trainer and JobSet."""
-    name = _name("gb200")
-    kubeconfig = cluster.up("aws-gb200", NODES, name)
+def pool() -> Iterator[Pool]:
+    shared = Pool()
     try:
-        yield Sim(name, kubeconfig, cluster.api(kubeconfig))
+        yield shared
     finally:
-        cluster.down(name, missing_ok=True)
+        shared.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
+def pooled(pool: Pool, request: pytest.FixtureRequest) -> Callable[..., Sim]:
+    """`pooled(profile, nodes[, instance][, pod_ms={namespace: ms}])`: a shared cluster, reset for this module."""
+    return functools.partial(pool.get, request.module.__name__)
+
+
+@pytest.fixture
+def shared(pool: Pool, request: pytest.FixtureRequest) -> Callable[..., Sim]:
+    """Like `pooled`, for one test: `shared(profile, nodes[, instance][, pod_ms=...])`, reset for this test."""
+    return functools.partial(pool.get, request.node.nodeid)
+
+
+@pytest.fixture(scope="module")
+def sim(pooled: Callable[..., Sim]) -> Sim:
+    """The shared 16-node aws-gb200 cluster (Trainer, JobSet, the NVCRE CRDs), reset for this module."""
+    return pooled("aws-gb200", NODES)
+
+
+@pytest.fixture(scope="module")
 def kube(sim: Sim) -> client.ApiClient:
-    """An ApiClient for the session cluster."""
+    """An ApiClient for the module's cluster."""
     return sim.api
+
+
+_HELD: list[socket.socket] = []
+
+
+def closed_port() -> int:
+    """A local port that refuses connections (a cluster that does not answer): bound but never listening, and held
+    for the session, so that no cluster started meanwhile by another worker takes it."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    _HELD.append(sock)
+    return int(sock.getsockname()[1])
 
 
 def install_crds(kube: client.ApiClient) -> client.CustomObjectsApi:
@@ -74,7 +143,7 @@ def install_crds(kube: client.ApiClient) -> client.CustomObjectsApi:
     return api
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def crds(kube: client.ApiClient) -> client.CustomObjectsApi:
     return install_crds(kube)
 
@@ -113,17 +182,17 @@ def make_sim() -> Iterator[Callable[..., Sim]]:
 
 
 @pytest.fixture(scope="module")
-def e2e(make_sim: Callable[[str, str, int], Sim]) -> Sim:
-    """A second 16-node aws-gb200 cluster, with the NVCRE CRDs, for a module's end-to-end runs."""
-    return make_sim("e2e", "aws-gb200", 16)
+def e2e(sim: Sim) -> Sim:
+    """The cluster of a module's end-to-end runs: the shared 16-node aws-gb200 one."""
+    return sim
 
 
 @pytest.fixture
-def namespace(kube: client.ApiClient, request: pytest.FixtureRequest) -> Iterator[str]:
-    """A fresh namespace per test, deleted afterwards."""
+def namespace(sim: Sim, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh namespace per test on the module's cluster, deleted afterwards."""
     base = re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower())[:50].strip("-")
     name = f"{base}-{os.getpid() % 10000}"
-    core = client.CoreV1Api(kube)
+    core = client.CoreV1Api(sim.api)
     core.create_namespace({"metadata": {"name": name}})
     yield name
     core.delete_namespace(name)

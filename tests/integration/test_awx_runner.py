@@ -10,9 +10,7 @@ import gzip
 import json
 import os
 import shutil
-import socket
-from collections.abc import Iterator
-from contextlib import ExitStack
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +22,7 @@ from kubernetes import client
 from tests.ansible_run import ROOT
 from tests.awx_credentials import BEARER_TOKEN, KUBECONFIG, inject
 
-from .conftest import Sim, own_sim
+from .conftest import Sim, closed_port
 
 SURVEY = json.loads((ROOT / "awx" / "survey.json").read_text())
 CATEGORY = "communication/nccl-all-reduce"
@@ -36,16 +34,8 @@ EXECUTION_ENVIRONMENT = {"PATH": f"{ROOT / '.venv/bin'}:{os.environ['PATH']}", "
 
 
 @pytest.fixture(scope="module")
-def clusters() -> Iterator[dict[str, Sim]]:
-    with ExitStack() as stack:
-        yield {name: stack.enter_context(own_sim(f"awx{name}", "onprem-b300", 4, pod_ms=300)) for name in LIVE}
-
-
-def closed_port() -> int:
-    """A local port nothing listens on: the cluster that does not answer."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def clusters(pooled: Callable[..., Sim]) -> dict[str, Sim]:
+    return {name: pooled("onprem-b300", 4, instance, pod_ms={"nvcre": 300}) for instance, name in enumerate(LIVE)}
 
 
 def embedded(path: str) -> str:

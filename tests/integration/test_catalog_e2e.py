@@ -7,16 +7,14 @@ needs 32 GPUs with TP 8).
 """
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
+from collections.abc import Callable
 
 import pytest
 from kubernetes import client
 
 from tests.ansible_run import ansible_module
-from tools.sim import cluster
 
-from .conftest import Sim, install_crds
+from .conftest import Sim
 
 NODES = [f"gpu-node-{i:03d}" for i in range(4)]
 NAMESPACE = "catalog"
@@ -24,16 +22,10 @@ POD_MS = 300
 
 
 @pytest.fixture(scope="module")
-def h100() -> Iterator[Sim]:
-    name = f"t{os.getpid()}-catalog"
-    kubeconfig = cluster.up("aws-h100", len(NODES), name, pod_milliseconds=POD_MS)
-    try:
-        api = cluster.api(kubeconfig)
-        install_crds(api)
-        client.CoreV1Api(api).create_namespace({"metadata": {"name": NAMESPACE}})
-        yield Sim(name, kubeconfig, api)
-    finally:
-        cluster.down(name, missing_ok=True)
+def h100(pooled: Callable[..., Sim]) -> Sim:
+    sim = pooled("aws-h100", len(NODES), pod_ms={NAMESPACE: POD_MS})
+    client.CoreV1Api(sim.api).create_namespace({"metadata": {"name": NAMESPACE}})
+    return sim
 
 
 def test_one_certification_of_every_category_succeeds(h100: Sim) -> None:

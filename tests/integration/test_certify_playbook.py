@@ -36,10 +36,10 @@ def _time(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def test_two_clusters_certified_in_parallel(make_sim, tmp_path: Path) -> None:
+def test_two_clusters_certified_in_parallel(shared, tmp_path: Path) -> None:
     """Run from another directory with no cre_report_dir: each cluster's report lands in its own folder under
     cre-reports/ there (not next to the playbook)."""
-    clusters = {"east": make_sim("east", "onprem-b300", 4), "west": make_sim("west", "onprem-b300", 4)}
+    clusters = {"east": shared("onprem-b300", 4), "west": shared("onprem-b300", 4, 1)}
     inventory = {"clusters": {"vars": {"ansible_connection": "local",
                                        "ansible_python_interpreter": str(ROOT / ".venv/bin/python")},
                               "hosts": {name: host(sim) for name, sim in clusters.items()}}}
@@ -63,9 +63,9 @@ def test_two_clusters_certified_in_parallel(make_sim, tmp_path: Path) -> None:
     assert east_start < west_end and west_start < east_end  # the two certifications overlapped in time
 
 
-def test_gb200_catalog_run_attributes_a_hardware_fault(make_sim) -> None:
+def test_gb200_catalog_run_attributes_a_hardware_fault(shared) -> None:
     """The catalog's GB200 all-reduce (ComputeDomain, EFA, its own monitor) one node per Job, with a GPU fault."""
-    sim = make_sim("gbcat", "aws-gb200", 4)
+    sim = shared("aws-gb200", 4)
     cluster.fault(sim.name, "gpu-node-002", "hardware")
     rc, result = ansible_module("certification_run", {
         "kubeconfig": str(sim.kubeconfig), "name": "gb", "namespace": "default", "categories": [CATEGORY],
@@ -78,10 +78,10 @@ def test_gb200_catalog_run_attributes_a_hardware_fault(make_sim) -> None:
     assert result["condition"]["reason"] == "WorkflowFailed"
 
 
-def test_timed_out_run_fails_the_play_unless_allowed(make_sim, tmp_path: Path) -> None:
+def test_timed_out_run_fails_the_play_unless_allowed(shared, tmp_path: Path) -> None:
     """certify_timeout reached: the report (RUNNING) is written and the play fails; with
     results_fail_on_incomplete false the same rerun only reports."""
-    sim = make_sim("slowpoke", "onprem-b300", 4)
+    sim = shared("onprem-b300", 4)
     inventory = {"clusters": {"vars": {"ansible_connection": "local",
                                        "ansible_python_interpreter": str(ROOT / ".venv/bin/python")},
                               "hosts": {"slowpoke": {**host(sim), "certify_timeout": 1}}}}

@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,7 +17,7 @@ from kubernetes import client
 
 from tests.ansible_run import ROOT, ansible_module
 
-from .conftest import Sim, own_sim
+from .conftest import Sim
 
 NVCRE = ("nvcre.nvidia.com", "v1alpha1")
 # (group, version, plural) of everything a run creates in its namespace.
@@ -27,10 +27,9 @@ KINDS = [(*NVCRE, "workflows"), (*NVCRE, "jobs"), (*NVCRE, "bandwidthmeasurement
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Sim]:
+def cluster(pooled: Callable[..., Sim]) -> Sim:
     """Pods that run for two minutes, so every run is stopped (by its timeout) while its groups run."""
-    with own_sim("cleanup", "aws-h100", 4, 120_000) as sim:
-        yield sim
+    return pooled("aws-h100", 4, pod_ms={f"cleanup-{deleted}": 120_000 for deleted in ("certifications", "workflows")})
 
 
 def leftovers(sim: Sim, namespace: str) -> list[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,7 +17,7 @@ from kubernetes import client
 from tests.ansible_run import ROOT, ansible_module
 from tools.sim import cluster, profiles
 
-from .conftest import Sim, own_sim
+from .conftest import Sim
 
 NVCRE = ("nvcre.nvidia.com", "v1alpha1")
 # 20 aws-gb200 nodes: clique .0 holds gpu-node-000..017 (an NVL72 rack of 18), clique .1 gpu-node-018..019.
@@ -32,9 +32,8 @@ DIAGNOSE = {"domain": "communication", "variant": "nccl-all-reduce",
 
 
 @pytest.fixture(scope="module")
-def gb200() -> Iterator[Sim]:
-    with own_sim("diagsim", "aws-gb200", NODES, 2000) as sim:
-        yield sim
+def gb200(pooled: Callable[..., Sim]) -> Sim:
+    return pooled("aws-gb200", NODES, pod_ms={"default": 2000, "nvcre": 2000})
 
 
 def certify(sim: Sim, name: str, categories: list[dict], timeout: float = 900) -> dict:

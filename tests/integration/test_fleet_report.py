@@ -9,7 +9,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -21,18 +20,12 @@ from tests.ansible_run import ROOT, ansible_module
 from tests.browser import check_fleet, check_page
 from tools.sim import cluster
 
-from .conftest import Sim
+from .conftest import Sim, closed_port
 
 CATEGORY = {"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "intra-node"}}
 NODES = [f"gpu-node-{i:03d}" for i in range(4)]
 FAULTY = "gpu-node-002"
 FILES = ("report.json", "junit.xml", "report.md", "report.html")
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def dead_kubeconfig(path: Path) -> Path:
@@ -81,8 +74,8 @@ def check_rows(rows: dict[str, dict]) -> None:
     assert "Connection refused" in rows["dead"]["error"]["message"]
 
 
-def test_a_fleet_of_two_clusters_and_a_dead_one(make_sim, tmp_path: Path) -> None:
-    sims = {"east": make_sim("feast", "onprem-b300", 4, 500), "west": make_sim("fwest", "onprem-b300", 4)}
+def test_a_fleet_of_two_clusters_and_a_dead_one(shared, tmp_path: Path) -> None:
+    sims = {"east": shared("onprem-b300", 4, pod_ms={"nvcre": 500}), "west": shared("onprem-b300", 4, 1)}
     cluster.fault(sims["west"].name, FAULTY, "hardware")
     hosts = {name: host(sim.kubeconfig) for name, sim in sims.items()}
     hosts["dead"] = host(dead_kubeconfig(tmp_path / "dead.kubeconfig"))

@@ -3,7 +3,7 @@ training lines through the pod log API; the run measures goodput from them, dete
 crashed workload from its checkpoint."""
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 
 import pytest
 from kubernetes import client
@@ -12,17 +12,16 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.spec.good
 from tests.ansible_run import ansible_module
 from tools.sim import cluster
 
-from .conftest import Sim, own_sim
+from .conftest import Sim
 
 NVCRE = ("nvcre.nvidia.com", "v1alpha1")
 SMALL = {"maxSteps": 500, "saveInterval": 50}
 
 
 @pytest.fixture(scope="module")
-def trainer() -> Iterator[Sim]:
+def trainer(pooled: Callable[..., Sim]) -> Sim:
     """Two aws-h100 nodes; a training pod runs 25 s (an iteration line every 0.5 s, 10 steps each)."""
-    with own_sim("goodput", "aws-h100", 2, 25000) as sim:
-        yield sim
+    return pooled("aws-h100", 2, pod_ms={"default": 25000})
 
 
 def train(sim: Sim, name: str, **options) -> dict:

@@ -32,7 +32,7 @@ def kubernetes_core() -> Path:
                 if (path / "MANIFEST.json").is_file())
 
 
-def test_certify_runs_from_the_installed_collection(make_sim, tmp_path: Path) -> None:
+def test_certify_runs_from_the_installed_collection(shared, tmp_path: Path) -> None:
     venv, collections, work = tmp_path / "venv", tmp_path / "collections", tmp_path / "work"
     sh(getattr(sys, "_base_executable", sys.executable), "-m", "venv", venv)
     sh(venv / "bin/pip", "install", "--quiet", CORE, "-r", ROOT / "requirements.txt", timeout=900)
@@ -46,7 +46,7 @@ def test_certify_runs_from_the_installed_collection(make_sim, tmp_path: Path) ->
     installed = collections / "ansible_collections" / "cre" / "certification"
     assert (installed / "playbooks" / "certify.yml").is_file()
 
-    sim = make_sim("installed", "aws-h100", 2, 300)
+    sim = shared("aws-h100", 2, pod_ms={"nvcre": 300})
     work.mkdir()
     inventory = {"clusters": {"vars": {"ansible_connection": "local",
                                        "ansible_python_interpreter": str(venv / "bin/python")},

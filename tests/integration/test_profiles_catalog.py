@@ -17,8 +17,8 @@ CATEGORY = {"domain": "communication", "variant": "nccl-all-reduce", "options": 
     "oci-gb300",    # nvidia.com/mlnxnics, ComputeDomain channel claim
     "onprem-b300",  # GPUs only
 ])
-def test_catalog_all_reduce_certifies_every_node(make_sim, profile: str) -> None:
-    sim = make_sim(profile, profile, 2)
+def test_catalog_all_reduce_certifies_every_node(shared, profile: str) -> None:
+    sim = shared(profile, 2)
     rc, result = ansible_module("certification_run", {
         "kubeconfig": str(sim.kubeconfig), "name": "pc", "namespace": "default", "categories": [CATEGORY],
         "poll_interval": 0.5, "timeout": 600}, timeout=700)

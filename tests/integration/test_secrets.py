@@ -29,8 +29,8 @@ HOSTS = {"bearer": "sec-bearer", "clientkey": "sec-clientkey", "basicauth": "sec
 
 
 @pytest.fixture(scope="module")
-def sim(make_sim: Callable[..., Sim]) -> Sim:
-    return make_sim("secrets", "aws-gb200", 2, 2000)
+def sim(pooled: Callable[..., Sim]) -> Sim:
+    return pooled("aws-gb200", 2, pod_ms={ns: 2000 for ns in ("sec-accounts", *HOSTS.values())})
 
 
 def admin_token(sim: Sim) -> str:

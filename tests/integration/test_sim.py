@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -15,12 +16,20 @@ import pytest
 import yaml
 from kubernetes import client
 
-from tools.sim import cache, cluster, computedomain, processes, profiles, smoke, workload_logs
-from tools.sim.state import ClusterState, cluster_dir
+from tools.sim import cache, cluster, computedomain, load, processes, profiles, reset, smoke, workload_logs
+from tools.sim.faults import HARDWARE_LABEL
+from tools.sim.state import ClusterState, cluster_dir, known_clusters
 
-from .conftest import NODES, Sim
+from .conftest import NODES, Sim, own_sim
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[Sim]:
+    """A cluster of this module's own: its tests fault, cordon and restart it, which no shared cluster may see."""
+    with own_sim("simtest", "aws-gb200", NODES) as own:
+        yield own
 
 
 def sim_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -176,6 +185,12 @@ def test_agent_cache_follows_nodes_across_an_apiserver_restart(sim: Sim) -> None
         core.patch_node("gpu-node-005", {"metadata": {"annotations": {"test/cache": None}}})
 
 
+def known_here() -> list[str]:
+    """The clusters on disk, less those of other test workers (they start and stop clusters meanwhile)."""
+    mine = f"t{os.getpid()}-"
+    return [n for n in known_clusters() if not re.match(r"t\d+-", n) or n.startswith(mine)]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -186,12 +201,11 @@ def test_agent_cache_follows_nodes_across_an_apiserver_restart(sim: Sim) -> None
     ],
 )
 def test_bad_input_is_one_line_and_changes_nothing(args: list[str], message: str) -> None:
-    before = sorted(p.name for p in cluster_dir("x").parent.glob("*")) if cluster_dir("x").parent.exists() else []
+    before = known_here()
     result = sim_cli(*args)
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1 and message in result.stderr
-    after = sorted(p.name for p in cluster_dir("x").parent.glob("*")) if cluster_dir("x").parent.exists() else []
-    assert after == before
+    assert known_here() == before
 
 
 def test_bad_input_against_running_cluster(sim: Sim) -> None:
@@ -215,12 +229,13 @@ def test_down_leaves_no_process_and_frees_ports() -> None:
     ports = list(state.ports.values()) + [urlparse(yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]
                                                    ["server"]).port]
     assert len(pids) >= 7 and all(processes.alive(p) for p in pids)
-    assert sim_cli("down", "--name", name).returncode == 0
-    assert not any(processes.alive(p) for p in pids)
-    for port in ports:
-        with socket.socket() as s:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is not "in use"
-            s.bind(("127.0.0.1", port))  # raises if anything still listens there
+    with cluster.ports_taken():  # no other worker's cluster start takes a freed port before it is checked
+        assert sim_cli("down", "--name", name).returncode == 0
+        assert not any(processes.alive(p) for p in pids)
+        for port in ports:
+            with socket.socket() as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is not "in use"
+                s.bind(("127.0.0.1", port))  # raises if anything still listens there
     assert not cluster_dir(name).exists()
 
 
@@ -308,3 +323,66 @@ def test_bad_link_and_nvlink_faults_are_one_line_and_change_nothing(sim: Sim, ar
     assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
     assert [(n.metadata.annotations, n.metadata.labels) for n in client.CoreV1Api(sim.api).list_node().items] == before
     assert ClusterState.load(sim.name).links == []
+
+
+def _job_seconds(api: client.ApiClient, namespace: str, name: str) -> float:
+    """How long the Job took, from its start to its completion (the Job controller's own stamps)."""
+    batch = client.BatchV1Api(api)
+    deadline = time.monotonic() + 90
+    while not (job := batch.read_namespaced_job(name, namespace)).status.completion_time:
+        assert time.monotonic() < deadline, f"Job {namespace}/{name} did not complete: {job.status}"
+        time.sleep(0.2)
+    return (job.status.completion_time - job.status.start_time).total_seconds()
+
+
+def test_pod_duration_is_set_per_namespace(sim: Sim, namespace: str) -> None:
+    """Tests that share a cluster each choose how long their pods run: one namespace's pods run 6 s, the rest keep
+    the cluster's 1 s, at the same time on the same cluster."""
+    core, batch = client.CoreV1Api(sim.api), client.BatchV1Api(sim.api)
+    slow = f"{namespace[:40]}-slow"
+    core.create_namespace({"metadata": {"name": slow}})
+    try:
+        assert sim_cli("pod-ms", slow, "--ms", "6000", "--name", sim.name).returncode == 0
+        assert ClusterState.load(sim.name).namespace_pod_ms == {slow: 6000}
+        for ns in (slow, namespace):
+            batch.create_namespaced_job(ns, load.job("timed", 1, "1"))
+        assert _job_seconds(sim.api, slow, "timed") >= 6
+        assert _job_seconds(sim.api, namespace, "timed") < 5
+    finally:
+        cluster.pod_duration(sim.name, slow, None)
+        core.delete_namespace(slow)
+    assert ClusterState.load(sim.name).namespace_pod_ms == {}
+    bad = sim_cli("pod-ms", "Bad_NS", "--ms", "5", "--name", sim.name)
+    assert bad.returncode == 1 and bad.stderr.strip().splitlines() == [
+        "error: invalid namespace 'Bad_NS': lowercase letters, digits and '-', at most 63"]
+
+
+def test_reset_leaves_the_cluster_as_up_made_it(sim: Sim) -> None:
+    """What a shared cluster's next user must not see: faults, a link fault, cordons, pod durations, namespaces and
+    the workloads in `default`; all gone after `reset`, and the nodes as `up` made them."""
+    core, batch = client.CoreV1Api(sim.api), client.BatchV1Api(sim.api)
+    cluster.fault(sim.name, "gpu-node-001", "hardware")
+    cluster.fault(sim.name, "gpu-node-002", "slow")
+    cluster.fault(sim.name, "gpu-node-003", "cordon")
+    cluster.fault(sim.name, RACK0, "link", peer=RACK1)
+    core.create_namespace({"metadata": {"name": "left-behind"}})
+    cluster.pod_duration(sim.name, "left-behind", 60_000)
+    batch.create_namespaced_job("left-behind", load.job("lingers", 1, "1"))
+    batch.create_namespaced_job("default", load.job("lingers", 1, "1"))
+    core.create_namespaced_config_map("default", {"metadata": {"name": "left-behind"}})
+
+    assert sim_cli("reset", "--name", sim.name).returncode == 0
+    state = ClusterState.load(sim.name)
+    assert (state.faults, state.links, state.namespace_pod_ms) == ({}, [], {})
+    assert {ns.metadata.name for ns in core.list_namespace().items} == reset.SYSTEM_NAMESPACES
+    assert batch.list_namespaced_job("default").items == []
+    assert [c.metadata.name for c in core.list_namespaced_config_map("default").items] == ["kube-root-ca.crt"]
+    nodes = core.list_node().items
+    made = {n["metadata"]["name"]: n["metadata"]["labels"] for n in profiles.build_nodes("aws-gb200", NODES)}
+    assert {n.metadata.name: {k: n.metadata.labels[k] for k in made[n.metadata.name]} for n in nodes} == made
+    assert not any(n.spec.unschedulable or HARDWARE_LABEL in n.metadata.labels for n in nodes)
+    assert not any((n.metadata.annotations or {}).get(key) for n in nodes
+                   for key in (workload_logs.FACTOR_ANNOTATION, workload_logs.LINK_ANNOTATION))
+    stage = client.CustomObjectsApi(sim.api).get_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages",
+                                                                        "pod-complete")
+    assert stage["spec"]["delay"] == {"durationMilliseconds": 1000}

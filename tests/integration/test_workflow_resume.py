@@ -1,5 +1,7 @@
-"""Killed with SIGKILL at ten points of a 3-iteration run and restarted each time, workflow_run ends with exactly
-the Jobs and node-result ConfigMaps of an uninterrupted run."""
+"""Killed with SIGKILL at three points of a 3-iteration run and restarted each time, workflow_run ends with exactly
+the Jobs and node-result ConfigMaps of an uninterrupted run. A real process killed mid-request against a real
+apiserver is what only this test reaches; the kill after every single action is proven without a cluster
+(tests/unit/engine/reconcile: the engine killed and resumed at each step)."""
 from __future__ import annotations
 
 from kubernetes import client
@@ -9,8 +11,9 @@ from tests.ansible_run import run_until
 from .conftest import Sim
 from .seed import NVCRE, items, node_result_configmaps, nodes, start, workflow
 
-# How many API writes each successive run may begin before it is killed (ten kills in all).
-KILL_AFTER = [1, 3, 2, 5, 1, 4, 7, 2, 6, 3]
+# How many API writes each successive run may begin before it is killed: at its first write, deep into an
+# iteration, and between the two.
+KILL_AFTER = [1, 5, 3]
 WRITE_VERBS = ("create ", "replace ", "status ", "patch ", "delete ")
 
 
@@ -42,7 +45,7 @@ def outcome(sim: Sim, ns: str) -> dict:
     }
 
 
-def test_ten_kills_then_the_same_result(e2e: Sim) -> None:
+def test_three_kills_then_the_same_result(e2e: Sim) -> None:
     wf = workflow(nodes(8, 9, 10, 11), iterations=3)
     reference = start(e2e, wf)
     assert drive(e2e, reference, None) > 0

@@ -121,10 +121,14 @@ def test_hardware_and_workload_faults_are_attributed(e2e: Sim) -> None:
     """One node per Job (numNodes 1), so each fault fails only its own node's group."""
     cluster.fault(e2e.name, "gpu-node-013", "hardware")
     cluster.fault(e2e.name, "gpu-node-014", "workload")
-    wf = workflow(nodes(12, 13, 14, 15))
-    wf["spec"]["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]["numNodes"] = 1
-    ns = start(e2e, wf)
-    rc, result = run(e2e, ns)
+    try:  # the cluster is shared: the faults (and the quarantine's cordon) go when the run ends
+        wf = workflow(nodes(12, 13, 14, 15))
+        wf["spec"]["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]["numNodes"] = 1
+        ns = start(e2e, wf)
+        rc, result = run(e2e, ns)
+    finally:
+        for node in nodes(13, 14):
+            cluster.fault(e2e.name, node, "none")
     assert rc == 0, result
     failed = {f["name"]: f["reason"] for f in result["failed_nodes"]}
     assert failed == {"gpu-node-013": "HardwareFailureDetected", "gpu-node-014": "WorkloadFailed"}

@@ -25,8 +25,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 dest="$work/ansible_collections/cre/certification"
 mkdir -p "$dest"
-# Only what git tracks (plus new files not ignored): the tree a user would get.
-(cd "$ROOT" && git ls-files -co --exclude-standard -z) | (cd "$ROOT" && xargs -0 cp --parents -t "$dest" 2>/dev/null || true)
+# Only what git tracks (plus new files not ignored): the tree a user would get. A tracked file deleted in the work
+# tree is left out (git still lists it); any other failed copy stops the run.
+(cd "$ROOT" && git ls-files -co --exclude-standard -z) | (cd "$ROOT" && while IFS= read -r -d '' f; do
+  if [ -e "$f" ] || [ -L "$f" ]; then printf '%s\0' "$f"; fi
+done | xargs -0 -r cp --parents -t "$dest")
 # Collection dependencies sit beside us, as ansible-test expects; they come from the PyPI ansible bundle.
 bundle=$("$ROOT/.venv/bin/python" -c 'import ansible_collections; print(list(ansible_collections.__path__)[0])')
 mkdir -p "$work/ansible_collections/kubernetes"

@@ -8,7 +8,7 @@ import sys
 
 from kubernetes.client import ApiException
 
-from . import cluster, demo, profiles, stages
+from . import cluster, demo, profiles, reset, stages
 
 FAULTS = """fault kinds (fault NODE --kind KIND):
   hardware  GPU marked unhealthy; the health agent cordons the node once a workload runs on it; its pods fail
@@ -52,6 +52,13 @@ def main(argv: list[str] | None = None) -> int:
     p_restart.add_argument("--component", required=True, choices=sorted(cluster.RESTARTABLE))
     p_restart.add_argument("--down-seconds", type=float, default=2.0, help="how long it stays down (default 2)")
     p_restart.add_argument("--name", default="cre")
+    p_pods = sub.add_parser("pod-ms", help="how long the Job pods of one namespace run before they succeed")
+    p_pods.add_argument("namespace")
+    p_pods.add_argument("--ms", type=int, default=None, help="milliseconds; leave out for the cluster's own --pod-ms")
+    p_pods.add_argument("--name", default="cre")
+    p_reset = sub.add_parser("reset", help="clear every fault, cordon and pod duration and delete what users made "
+                                           "in the namespaces (shared test clusters)")
+    p_reset.add_argument("--name", default="cre")
     sub.add_parser("build", help="build the binaries into the cache (setup does this)")
     sub.add_parser("demo", help="the smoke demo of make demo")
     args = parser.parse_args(argv)
@@ -66,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
             cluster.fault(args.name, args.node, args.kind, args.factor, args.peer)
         elif args.cmd == "restart":
             cluster.restart(args.name, args.component, args.down_seconds)
+        elif args.cmd == "pod-ms":
+            cluster.pod_duration(args.name, args.namespace, args.ms)
+        elif args.cmd == "reset":
+            reset.reset(args.name)
         elif args.cmd == "build":
             print(cluster.binaries()[0])
         elif args.cmd == "demo":

@@ -13,6 +13,7 @@ workload pods from list+watch caches (`cache.Cache`): a pass costs what it does,
 from __future__ import annotations
 
 import functools
+import logging
 import sys
 import threading
 import time
@@ -46,18 +47,29 @@ def quarantine_loaded_faulty_nodes(core: client.CoreV1Api, faulty: cache.Cache) 
     return cordoned
 
 
+LOG = logging.getLogger("cre-sim-agent")
+
+
 def repeat(one_pass: Callable[[], object], seconds: float) -> None:
     """Run one pass forever, `seconds` apart; each agent runs in a thread of its own, so a slow one never delays
-    the health agent's quarantine (it must act within the fault's 800 ms)."""
+    the health agent's quarantine (it must act within the fault's 800 ms). A failing pass is logged (agent.log)
+    when its error changes, so a broken simulator is seen there and a restarting apiserver does not flood it."""
+    last = ""
     while True:
         try:
             one_pass()
-        except Exception:  # noqa: BLE001 - the apiserver may be restarting (urllib3 errors included): try again
-            pass
+            last = ""
+        except Exception as exc:  # noqa: BLE001 - the apiserver may be restarting (urllib3 errors included): try again
+            error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            if error != last:
+                LOG.warning("%s failed, retrying every %gs: %s", getattr(one_pass, "func", one_pass).__name__,
+                            seconds, error)
+            last = error
         time.sleep(seconds)
 
 
 def main(kubeconfig: str) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
     logs_dir, served = Path(kubeconfig).parent / "pod-logs", set[str]()
     trainer = training_logs.Trainer(logs_dir)
 

@@ -8,6 +8,7 @@ or any other failure re-lists. Objects are kept as plain dicts, trimmed by `keep
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -15,6 +16,8 @@ from typing import Any
 
 from kubernetes import client
 from kubernetes.watch.watch import iter_resp_lines
+
+LOG = logging.getLogger("cre-sim-cache")
 
 Obj = dict[str, Any]
 PAGE = 1000
@@ -111,6 +114,8 @@ class Cache:
                 version = self.follow(version)
             except Gone:
                 version = ""
-            except Exception:  # noqa: BLE001 - the apiserver may be restarting: list again shortly
+            except Exception as exc:  # noqa: BLE001 - the apiserver may be restarting: list again shortly
                 version = ""
+                LOG.warning("list+watch failed, listing again in %gs: %s: %s", RETRY_SECONDS, type(exc).__name__,
+                            str(exc).splitlines()[0] if str(exc) else "")
                 time.sleep(RETRY_SECONDS)

@@ -1,13 +1,17 @@
 """Cluster lifecycle: up, down, status, fault. Every entry point validates before it changes anything."""
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -20,6 +24,7 @@ from .state import NAME_RE, ClusterState, cluster_dir, known_clusters, workdir
 ROOT = Path(__file__).resolve().parents[2]
 FAULT_KINDS = ("hardware", "workload", "cordon", "slow", "link", "nvlink", "stall", "crash", "none")
 DEFAULT_SLOW_FACTOR = 0.5
+NAMESPACE_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")  # a DNS-1123 label, as Kubernetes wants
 # A bandwidth fault's factor unless --factor says otherwise: NVLink's is lower, so that a GB200/GB300 group
 # over a faulty NVLink (840 x 0.25 = 210 GB/s) is below the same group with MNNVL off (400).
 DEFAULT_FACTORS = {"slow": DEFAULT_SLOW_FACTOR, "link": 0.5, "nvlink": 0.25}
@@ -86,6 +91,19 @@ def heartbeat_factor(nodes: int) -> float:
 def ready_timeout(nodes: int) -> float:
     """How long the nodes may take to become Ready: kwok initializes some hundreds a second on this machine."""
     return 120 + nodes / 50
+
+
+@contextmanager
+def ports_taken() -> Iterator[None]:
+    """Held (across processes: parallel test workers start clusters at once) from the moment kwokctl and
+    `controllers` pick free ports until every component has bound its own, so two starts never pick one port."""
+    workdir().mkdir(parents=True, exist_ok=True)
+    with open(workdir() / "ports.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def up(profile: str, nodes: int, name: str, pod_milliseconds: int = stages.DEFAULT_POD_MILLISECONDS) -> Path:
@@ -173,12 +191,13 @@ def _up(bin_dir: Path, assets: Path, profile: str, nodes: int, name: str, pod_ms
                                 "podPlayStageParallelism": KWOK_PARALLELISM, "enableDebuggingHandlers": True,
                                 "enableProfilingHandler": True, "enablePodsOnNodeSyncListPager": True}}
     (run / "kwokctl.yaml").write_text(yaml.safe_dump_all([kwok_cfg, kwok_options]))
-    _kwokctl(bin_dir, "create", "cluster", "--name", name, "--config", str(run / "kwokctl.yaml"),
-             "--kubeconfig", "", "--wait", "3m", "--heartbeat-factor", f"{heartbeat_factor(nodes):g}")
-    time.sleep(1)  # a component that cannot bind its port exits within a second
-    _alive(name)
+    with ports_taken():
+        _kwokctl(bin_dir, "create", "cluster", "--name", name, "--config", str(run / "kwokctl.yaml"),
+                 "--kubeconfig", "", "--wait", "3m", "--heartbeat-factor", f"{heartbeat_factor(nodes):g}")
+        time.sleep(1)  # a component that cannot bind its port exits within a second
+        _alive(name)
     kubeconfig = cluster_dir(name) / "kubeconfig.yaml"
-    state = ClusterState(name=name, profile=profile, nodes=nodes, kubeconfig=str(kubeconfig))
+    state = ClusterState(name=name, profile=profile, nodes=nodes, kubeconfig=str(kubeconfig), pod_ms=pod_ms)
     state.save()
     apic = api(kubeconfig)
     custom = client.CustomObjectsApi(apic)
@@ -202,11 +221,12 @@ def _up(bin_dir: Path, assets: Path, profile: str, nodes: int, name: str, pod_ms
     admission = client.AdmissionregistrationV1Api(apic)
     for project, start, skip in (("jobset", controllers.start_jobset, controllers.JOBSET_SKIP),
                                  ("trainer", controllers.start_trainer, frozenset())):
-        pid, ports = start(bin_dir, kubeconfig, run, pki)
-        state.pids[project] = pid
-        state.ports.update(ports)
-        state.save()
-        processes.wait_https_ok(f"http://127.0.0.1:{ports[project + '-health']}/readyz", 60, pid)
+        with ports_taken():
+            pid, ports = start(bin_dir, kubeconfig, run, pki)
+            state.pids[project] = pid
+            state.ports.update(ports)
+            state.save()
+            processes.wait_https_ok(f"http://127.0.0.1:{ports[project + '-health']}/readyz", 60, pid)
         for hook in controllers.webhook_configs(assets / "webhooks" / f"{project}.yaml", f"cre-sim-{project}",
                                                 ports[project + "-webhook"], ca, skip):
             create = (admission.create_mutating_webhook_configuration if hook["kind"].startswith("Mutating")
@@ -441,6 +461,27 @@ def _apply_fault_stage(apic: client.ApiClient, kind: str, nodes: list[str]) -> N
         if exc.status != 404:
             raise
         custom.create_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages", body)
+
+
+def pod_duration(name: str, namespace: str, milliseconds: int | None) -> None:
+    """How long the Job pods of one namespace run before they succeed (None: the cluster's own duration again).
+    Tests that share a cluster set their namespace's duration instead of starting a cluster for it."""
+    if not NAME_RE.match(name) or not cluster_dir(name).exists():
+        raise SimError(f"no cluster named {name!r}")
+    if milliseconds is not None and milliseconds < 0:
+        raise SimError(f"--ms must be 0 or more, got {milliseconds}")
+    if not NAMESPACE_RE.match(namespace):
+        raise SimError(f"invalid namespace {namespace!r}: lowercase letters, digits and '-', at most 63")
+    st = ClusterState.load(name)
+    if milliseconds is None:
+        st.namespace_pod_ms.pop(namespace, None)
+    else:
+        st.namespace_pod_ms[namespace] = milliseconds
+    custom = client.CustomObjectsApi(api(st.kubeconfig))
+    stage = custom.get_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages", stages.POD_COMPLETE)
+    stage["spec"]["delay"] = stages.pod_complete_delay(st.pod_ms, st.namespace_pod_ms)
+    custom.replace_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages", stages.POD_COMPLETE, stage)
+    st.save()
 
 
 # `restart --component` names → the kwokctl component (its pid file under pids/).

@@ -8,6 +8,7 @@ import yaml
 
 # Pods finish after this long unless a test asks otherwise, so a Running phase is observable.
 DEFAULT_POD_MILLISECONDS = 1000
+POD_COMPLETE = "pod-complete"
 
 FAULT_EXIT = {
     # kind: (exit code, reason, message) of the failed container
@@ -55,11 +56,22 @@ def base_stages(assets: Path, pod_milliseconds: int = DEFAULT_POD_MILLISECONDS) 
     that fails a training pod the simulated workload marks as crashed (`training_logs`)."""
     stages = [yaml.safe_load(p.read_text()) for p in sorted((assets / "stages").glob("*.yaml"))]
     for stage in stages:
-        if stage["metadata"]["name"] == "pod-complete":
-            stage["spec"]["delay"] = {"durationMilliseconds": pod_milliseconds}
+        if stage["metadata"]["name"] == POD_COMPLETE:
+            stage["spec"]["delay"] = pod_complete_delay(pod_milliseconds, {})
     crash = _failing("cre-fault-crash", [{"key": f'.metadata.annotations["{CRASH_POD_ANNOTATION}"]',
                                           "operator": "In", "values": ["true"]}], CRASH, 0)
     return [*stages, crash]
+
+
+def pod_complete_delay(default_ms: int, by_namespace: dict[str, int]) -> dict:
+    """pod-complete's delay: `default_ms`, or a namespace's own duration (so tests that share a cluster each run
+    their pods as long as they need). kwok evaluates the CEL map on each pod it completes."""
+    if not by_namespace:
+        return {"durationMilliseconds": default_ms}
+    table = "{" + ", ".join(f"{json.dumps(ns)}: {json.dumps(f'{ms}ms')}" for ns, ms in sorted(by_namespace.items())) + "}"
+    ns = "self.metadata.namespace"
+    return {"durationMilliseconds": default_ms,
+            "durationFrom": {"cel": {"expression": f'{ns} in {table} ? {table}[{ns}] : "{default_ms}ms"'}}}
 
 
 def fault_stage(kind: str, nodes: list[str]) -> dict:

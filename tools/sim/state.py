@@ -7,6 +7,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .stages import DEFAULT_POD_MILLISECONDS
+
 NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$")
 
 
@@ -36,6 +38,8 @@ class ClusterState:
     ports: dict[str, int] = field(default_factory=dict)
     faults: dict[str, str] = field(default_factory=dict)  # node -> kind
     links: list[list] = field(default_factory=list)  # link faults: [domain label, domain, peer, factor]
+    pod_ms: int = DEFAULT_POD_MILLISECONDS  # how long a Job pod runs, unless its namespace has a duration of its own
+    namespace_pod_ms: dict[str, int] = field(default_factory=dict)
 
     @staticmethod
     def path(name: str) -> Path:

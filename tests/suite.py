@@ -1,0 +1,114 @@
+"""`make test`: every stage, in two lanes side by side, then each stage's time, the slowest tests and one total.
+
+The cluster lane (integration tests on simulated clusters, then molecule) mostly waits on the simulator; the checks
+lane (mypy, unit tests, ansible-test sanity, ansible-lint and ruff) needs only CPU. Run one after the other they
+took an hour on two cores; beside each other the checks fit in the integration tests' waits. Each stage's output
+is kept whole in tests/output/stages/<stage>.log and printed when the stage ends, so lanes never interleave lines.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "tests" / "output" / "stages"
+BIN = ROOT / ".venv" / "bin"
+MAKE = ["make", "--no-print-directory"]
+# Integration workers: each holds its own clusters, and most of a test's time is the simulator's pods running.
+WORKERS = os.environ.get("CRE_TEST_WORKERS", "3")
+SLOWEST = 20
+
+
+@dataclass
+class Stage:
+    name: str
+    argv: list[str]
+    junit: Path | None = None
+    seconds: float = 0.0
+    returncode: int | None = None
+
+
+def pytest(name: str, *args: str) -> Stage:
+    junit = OUT / f"{name}.xml"
+    return Stage(name, [str(BIN / "python"), "-m", "pytest", "-q", f"--junitxml={junit}", *args], junit)
+
+
+LANES = {
+    "cluster": [pytest("integration", "tests/integration", "-n", WORKERS, "--dist", "loadfile",
+                       f"--durations={SLOWEST}"),
+                Stage("molecule", [*MAKE, "molecule"])],
+    "checks": [Stage("typecheck", [*MAKE, "typecheck"]), pytest("unit", "tests/unit"),
+               Stage("sanity", [*MAKE, "sanity"]), Stage("lint", [*MAKE, "lint"])],
+}
+_print_lock = threading.Lock()
+
+
+def run_lane(stages: list[Stage]) -> None:
+    for stage in stages:
+        log = OUT / f"{stage.name}.log"
+        start = time.monotonic()
+        with open(log, "w") as out:
+            stage.returncode = subprocess.call(stage.argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                               stdin=subprocess.DEVNULL)
+        stage.seconds = time.monotonic() - start
+        with _print_lock:
+            verdict = "ok" if stage.returncode == 0 else f"FAILED (exit {stage.returncode})"
+            print(f"\n===== {stage.name}: {verdict} in {stage.seconds:.0f}s =====", flush=True)
+            sys.stdout.write(log.read_text(errors="replace"))
+            sys.stdout.flush()
+
+
+def cases(stage: Stage) -> list[ET.Element]:
+    if stage.junit is None or not stage.junit.exists():
+        return []
+    return list(ET.parse(stage.junit).getroot().iter("testcase"))
+
+
+def outcome(case: ET.Element) -> str:
+    tags = {child.tag for child in case}
+    return next((t for t in ("failure", "error", "skipped") if t in tags), "passed")
+
+
+def summary(stages: list[Stage], wall: float) -> int:
+    print(f"\n===== make test: {wall / 60:.1f} min wall =====")
+    print(f"{'stage':<12} {'seconds':>8}  result")
+    for stage in stages:
+        counted = cases(stage)
+        tally = ""
+        if counted:
+            kinds = [outcome(c) for c in counted]
+            tally = "  " + ", ".join(f"{kinds.count(k)} {k}" for k in ("passed", "failure", "error", "skipped")
+                                     if kinds.count(k))
+        verdict = "ok" if stage.returncode == 0 else f"FAILED (exit {stage.returncode})"
+        print(f"{stage.name:<12} {stage.seconds:>8.0f}  {verdict}{tally}")
+    timed = sorted(((float(c.get("time") or 0), s.name, f"{c.get('classname')}::{c.get('name')}")
+                    for s in stages for c in cases(s)), reverse=True)[:SLOWEST]
+    print(f"\nslowest {len(timed)} tests (setup + call + teardown):")
+    for seconds, stage_name, test in timed:
+        print(f"{seconds:>8.1f}s  {stage_name:<12} {test}")
+    kinds = [outcome(c) for s in stages for c in cases(s)]
+    failed = kinds.count("failure") + kinds.count("error")
+    skipped = f", {kinds.count('skipped')} skipped" if kinds.count("skipped") else ""
+    print(f"\ntests: {kinds.count('passed')} passed, {failed} failed{skipped}")
+    return 0 if all(s.returncode == 0 for s in stages) else 1
+
+
+def main() -> int:
+    OUT.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    threads = [threading.Thread(target=run_lane, args=(stages,)) for stages in LANES.values()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return summary([s for stages in LANES.values() for s in stages], time.monotonic() - start)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
