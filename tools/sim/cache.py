@@ -107,15 +107,18 @@ class Cache:
         return version
 
     def run(self) -> None:
-        version = ""
+        version, last = "", ""
         while True:
             try:
                 version = version or self.relist()
                 version = self.follow(version)
+                last = ""
             except Gone:
                 version = ""
             except Exception as exc:  # noqa: BLE001 - the apiserver may be restarting: list again shortly
                 version = ""
-                LOG.warning("list+watch failed, listing again in %gs: %s: %s", RETRY_SECONDS, type(exc).__name__,
-                            str(exc).splitlines()[0] if str(exc) else "")
+                error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                if error != last:  # once per new error: a cluster that is down does not flood the log
+                    LOG.warning("list+watch failed, listing again every %gs: %s", RETRY_SECONDS, error)
+                last = error
                 time.sleep(RETRY_SECONDS)
