@@ -4,6 +4,7 @@ and cordon (a node's resourceVersion moves with its heartbeats, so it is not com
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from kubernetes import client
@@ -12,6 +13,7 @@ from kubernetes import client
 SKIPPED = {"events", "bindings", "localsubjectaccessreviews", "endpoints", "endpointslices", "leases"}
 # In the test's namespace the collection writes nothing at all, Events included.
 STRICT = {"events"}
+READERS = 8
 
 
 def _get(api: client.ApiClient, path: str) -> Any:
@@ -35,23 +37,25 @@ def namespaced_resources(api: client.ApiClient) -> list[str]:
 def snapshot(api: client.ApiClient, resources: list[str], namespaces: list[str], strict: str) -> dict[str, Any]:
     """The state of `resources` (namespaced_resources) in `namespaces` and of the cluster-scoped kinds; in
     `strict` Events count too."""
-    state: dict[str, Any] = {}
+    lists = {}  # state key -> the list's path
     for base in resources:
-        plural = base.rsplit("/", 1)[1]
+        head, _sep, plural = base.rpartition("/")
         for ns in namespaces:
-            if plural in SKIPPED and not (ns == strict and plural in STRICT):
-                continue
-            head, _sep, tail = base.rpartition("/")
-            items = _get(api, f"{head}/namespaces/{ns}/{tail}")["items"]
-            state[f"{ns}/{plural}"] = sorted([i["metadata"]["name"], i["metadata"]["resourceVersion"]] for i in items)
-    for path in ("/api/v1/namespaces", "/api/v1/persistentvolumes",
-                 "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "/apis/nvcre.nvidia.com/v1alpha1/logprofiles"):
-        items = _get(api, path)["items"]
+            if plural not in SKIPPED or (ns == strict and plural in STRICT):
+                lists[f"{ns}/{plural}"] = f"{head}/namespaces/{ns}/{plural}"
+    cluster_wide = ("/api/v1/namespaces", "/api/v1/persistentvolumes",
+                    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "/apis/nvcre.nvidia.com/v1alpha1/logprofiles")
+    paths = [*lists.values(), *cluster_wide, "/api/v1/nodes"]
+    with ThreadPoolExecutor(READERS) as pool:  # the GETs one after another took 1.3 s a snapshot
+        answers = dict(zip(paths, pool.map(lambda path: _get(api, path)["items"], paths)))
+    state: dict[str, Any] = {key: sorted([i["metadata"]["name"], i["metadata"]["resourceVersion"]] for i in answers[path])
+                             for key, path in lists.items()}
+    for path in cluster_wide:
         keep_version = not path.endswith("namespaces")  # a namespace's status moves while it is deleted
         state[path] = sorted([i["metadata"]["name"]] + ([i["metadata"]["resourceVersion"]] if keep_version else [])
-                             for i in items)
+                             for i in answers[path])
     state["nodes"] = {n["metadata"]["name"]: {"labels": n["metadata"].get("labels") or {},
                                               "taints": (n.get("spec") or {}).get("taints") or [],
                                               "unschedulable": bool((n.get("spec") or {}).get("unschedulable"))}
-                      for n in _get(api, "/api/v1/nodes")["items"]}
+                      for n in answers["/api/v1/nodes"]}
     return state
