@@ -7,6 +7,7 @@ is kept whole in tests/output/stages/<stage>.log and printed when the stage ends
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,6 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tools.sim.state import known_clusters  # noqa: E402 - the checkout first on the path
+
+SECONDS_FILE = ROOT / "tests" / "output" / "module_seconds.json"  # read by tests/integration/conftest.py
 OUT = ROOT / "tests" / "output" / "stages"
 BIN = ROOT / ".venv" / "bin"
 MAKE = ["make", "--no-print-directory"]
@@ -99,14 +104,43 @@ def summary(stages: list[Stage], wall: float) -> int:
     return 0 if all(s.returncode == 0 for s in stages) else 1
 
 
+class ClusterCount:
+    """Every simulated cluster that existed during the run (tests and molecule alike), seen in the simulator's
+    clusters directory: a start takes over ten seconds, so a look every half second misses none."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.done = threading.Event()
+
+    def watch(self) -> None:
+        while not self.done.wait(0.5):
+            self.names.update(known_clusters())
+
+
+def module_seconds(stage: Stage) -> None:
+    """After a green integration run: each module's seconds, which the next run uses to start the longest first."""
+    seconds: dict[str, float] = {}
+    for case in cases(stage):
+        module = (case.get("classname") or "").rsplit(".", 1)[-1]
+        seconds[module] = seconds.get(module, 0.0) + float(case.get("time") or 0)
+    SECONDS_FILE.write_text(json.dumps({m: round(s) for m, s in sorted(seconds.items())}, indent=1) + "\n")
+
+
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
+    count = ClusterCount()
+    threading.Thread(target=count.watch, daemon=True).start()
     threads = [threading.Thread(target=run_lane, args=(stages,)) for stages in LANES.values()]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    count.done.set()
+    integration = LANES["cluster"][0]
+    if integration.returncode == 0:
+        module_seconds(integration)
+    print(f"\nsimulated clusters started: {len(count.names)}")
     return summary([s for stages in LANES.values() for s in stages], time.monotonic() - start)
 
 

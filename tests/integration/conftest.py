@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import socket
@@ -37,9 +38,10 @@ def _name(kind: str) -> str:
 class Pool:
     """The clusters this worker's tests share, one per (profile, nodes, instance), started on first use and kept
     for the session; each module gets its cluster reset (`tools.sim.reset`: no fault, cordon, pod duration or
-    namespace of an earlier module). At most LIMIT are alive at once: the least recently used one goes first."""
+    namespace of an earlier module). At most LIMIT are alive at once (more only while one user holds them): the least
+    recently used one goes first."""
 
-    LIMIT = 3
+    LIMIT = 2
 
     def __init__(self) -> None:
         self._sims: OrderedDict[tuple[str, int, int], Sim] = OrderedDict()
@@ -54,9 +56,10 @@ class Pool:
             if self._user[key] != user:
                 reset.reset(self._sims[key].name)
         else:
-            while len(self._sims) >= self.LIMIT:
-                _old, sim = self._sims.popitem(last=False)
-                cluster.down(sim.name, missing_ok=True)
+            idle = [k for k in self._sims if self._user[k] != user]  # least recently used first
+            for old in idle[:max(0, len(self._sims) - self.LIMIT + 1)]:
+                cluster.down(self._sims.pop(old).name, missing_ok=True)
+                del self._user[old]
             name = _name(f"{profile}-{nodes}" + (f"-{instance}" if instance else ""))
             kubeconfig = cluster.up(profile, nodes, name)
             api = cluster.api(kubeconfig)
@@ -196,3 +199,20 @@ def namespace(sim: Sim, request: pytest.FixtureRequest) -> Iterator[str]:
     core.create_namespace({"metadata": {"name": name}})
     yield name
     core.delete_namespace(name)
+
+
+# Each module's seconds in the last green run of tests/suite.py here, else as measured when this file was committed.
+SECONDS_FILES = (ROOT / "tests" / "output" / "module_seconds.json", Path(__file__).parent / "module_seconds.json")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The longest modules first: parallel workers take modules in this order, so none is left running a long one
+    alone at the end."""
+    seconds = next((json.loads(f.read_text()) for f in SECONDS_FILES if f.exists()), {})
+    here = Path(__file__).parent
+
+    def weight(item: pytest.Item) -> float:
+        path = Path(str(item.fspath))
+        return -seconds.get(path.stem, 0) if path.parent == here else 0
+
+    items.sort(key=weight)

@@ -1,8 +1,8 @@
 """API failures on a live cluster: a missing CRD, a ServiceAccount without rights, a throttling or unavailable
 API server (a proxy of the real one answers 503/429 first), and the apiserver or etcd restarting mid-run.
 
-One 2-node cluster for the module, started without the NVCRE CRDs: the first test needs them missing, every
-later one installs them through the `crds` fixture (tests run in file order).
+One 2-node cluster for the module, started without the NVCRE CRDs; the test that needs them missing takes them
+away and puts them back, so the tests run in any order.
 """
 from __future__ import annotations
 
@@ -74,7 +74,26 @@ NVCRE_KINDS = "Workflow, Job, BandwidthMeasurement, GoodputMeasurement, LogProfi
 INSTALL_CRDS = "install the NVCRE CRDs (role cre.certification.crds)"
 
 
-def test_missing_crds_are_one_line_naming_them_and_the_role(bare: Sim) -> None:
+@pytest.fixture
+def without_crds(bare: Sim) -> Iterator[Sim]:
+    """The cluster without the NVCRE CRDs (gone, not just being deleted), then with them again."""
+    ext = client.ApiextensionsV1Api(bare.api)
+    ours = [c.metadata.name for c in ext.list_custom_resource_definition().items if c.spec.group == NVCRE[0]]
+    for name in ours:
+        ext.delete_custom_resource_definition(name)
+    deadline = time.monotonic() + 60
+    while any(c.spec.group == NVCRE[0] for c in ext.list_custom_resource_definition().items):
+        assert time.monotonic() < deadline, "the NVCRE CRDs were not deleted"
+        time.sleep(0.2)
+    time.sleep(1)  # discovery drops the kinds
+    try:
+        yield bare
+    finally:
+        install_crds(bare.api)
+
+
+def test_missing_crds_are_one_line_naming_them_and_the_role(without_crds: Sim) -> None:
+    bare = without_crds
     kubeconfig = str(bare.kubeconfig)
     for module, args, line in [
         ("workflow_run", run_args(bare, "default"),

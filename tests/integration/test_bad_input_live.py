@@ -22,58 +22,14 @@ import yaml
 from kubernetes import client
 
 from tests.ansible_run import ROOT
+from tests.bad_input_cases import NAMESPACE, base_args, case_args
 
 from .cluster_state import namespaced_resources, snapshot
 from .conftest import Sim
 
 DATA = Path(__file__).parent / "data"
 CASES = yaml.safe_load((DATA / "bad_input_live.yaml").read_text())
-NAMESPACE = "badinput"
 ABSENT = "badinput-absent"  # a namespace no case may create
-CATEGORY = "communication/nccl-all-reduce"
-# A "billion laughs": nine levels, each aliasing the one before nine times (9^9 strings once expanded).
-BOMB = "lol: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
-    f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 9))
-
-
-def base_args(kubeconfig: Path, out: Path) -> dict[str, dict[str, Any]]:
-    """Each module's arguments that are fine on their own, so a case's one bad value is what it is refused for."""
-    auth = {"kubeconfig": str(kubeconfig)}
-    return {
-        "certification_run": {**auth, "name": "bad-input", "namespace": NAMESPACE, "categories": [CATEGORY],
-                              "timeout": 60, "poll_interval": 0.5},
-        "workflow_run": {**auth, "name": "nccl", "namespace": NAMESPACE, "timeout": 30, "poll_interval": 0.5},
-        "certification_results": {**auth, "certification": "bad-input", "namespace": NAMESPACE,
-                                  "dest": str(out / "report")},
-        "cluster_info": auth,
-        "workflow_render": {"definition": yaml.safe_load((DATA / "workflow.yaml").read_text()),
-                            "nodes_file": str(out / "nodes.yaml")},
-        "fleet_report": {"report_dir": [str(out)]},
-        "certify": {"certify_certification_name": "bad-input", "certify_namespace": NAMESPACE,
-                    "certify_categories": [CATEGORY], "certify_timeout": 60, "certify_poll_interval": 0.5},
-        "results": {"results_certification_name": "bad-input", "results_namespace": NAMESPACE,
-                    "results_dest": str(out / "report")},
-        "crds": {},
-    }
-
-
-def generated(value: Any) -> Any:
-    """The corpus's shorthand for big inputs: "@N text" is N copies of text, "@N labels" N distinct labels."""
-    if isinstance(value, str) and value.startswith("@") and value[1:].split(" ")[0].isdigit():
-        count, _sep, what = value[1:].partition(" ")
-        if what == "labels":
-            return {f"label-{i}": "x" for i in range(int(count))}
-        return [what] * int(count)
-    if isinstance(value, dict):
-        return {k: generated(v) for k, v in value.items()}
-    return value
-
-
-def merged(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = {**base, **generated(over)}
-    return {k: v for k, v in out.items() if v is not None}  # `~` in a case drops a base argument
-
-
 def snapshot_task(name: str, port: int) -> dict[str, Any]:
     """Asks the test for a snapshot of the cluster named `name` (the lookup runs in the controller process)."""
     url = f"http://127.0.0.1:{port}/{name}"
@@ -84,11 +40,7 @@ def snapshot_task(name: str, port: int) -> dict[str, Any]:
 def case_tasks(case: dict[str, Any], bases: dict[str, dict[str, Any]], out: Path, port: int) -> list[dict]:
     """A block running the case, its rescue storing the failed result, then a snapshot of the cluster."""
     name = case["id"]
-    given = merged(bases[case.get("module") or case["role"]], case.get("args") or case.get("vars") or {})
-    for option, text in (case.get("files") or {}).items():
-        path = out / f"{name}-{option}.yaml"
-        path.write_text(BOMB if text == "@bomb" else text)
-        given[option] = str(path)
+    given = case_args(case, bases, out)
     if "module" in case:
         task = {"name": f"run {name}", f"cre.certification.{case['module']}": given}
     else:
@@ -127,7 +79,7 @@ def corpus(make_sim: Callable[..., Sim], tmp_path_factory: pytest.TempPathFactor
     client.CoreV1Api(sim.api).create_namespace({"metadata": {"name": NAMESPACE}})
     out = tmp_path_factory.mktemp("bad-input")
     (out / "nodes.yaml").write_text("[]\n")
-    bases = base_args(sim.kubeconfig, out)
+    bases = base_args(sim.kubeconfig, out, yaml.safe_load((DATA / "workflow.yaml").read_text()))
     server = snapshot_server(sim, out)
     port = server.server_address[1]
     tasks = [snapshot_task("before", port)] + [t for case in CASES for t in case_tasks(case, bases, out, port)]
@@ -154,7 +106,7 @@ def failed_message(result: dict[str, Any]) -> str:
 
 
 def test_corpus_is_large_enough() -> None:
-    assert len(CASES) >= 60
+    assert len(CASES) >= 25  # and 60 more refused before any request: tests/unit/faces/test_bad_input_args.py
     assert len({c["id"] for c in CASES}) == len(CASES)
 
 
