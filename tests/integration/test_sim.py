@@ -148,8 +148,9 @@ def test_unknown_gpu_product_stays_pending(sim: Sim, namespace: str) -> None:
 
 
 def test_cluster_survives_apiserver_restart(sim: Sim, namespace: str) -> None:
-    # Down longer than the leader-election renew deadline that would make KCM and scheduler exit.
-    cluster.restart(sim.name, "apiserver", down_seconds=15)
+    # Every component runs without leader election (tools/sim: nothing to lose while the apiserver is away), so
+    # what is checked is that each rides out the outage and reconnects; 5 s breaks every watch and request.
+    cluster.restart(sim.name, "apiserver", down_seconds=5)
     others = [p for p in (cluster_dir(sim.name) / "pids").glob("*.pid") if p.stem != "kube-apiserver"]
     assert all(processes.alive(int(p.read_text())) for p in others)
     assert all(processes.alive(pid) for pid in ClusterState.load(sim.name).pids.values())
