@@ -30,6 +30,8 @@ from .conftest import Sim
 DATA = Path(__file__).parent / "data"
 CASES = yaml.safe_load((DATA / "bad_input_live.yaml").read_text())
 ABSENT = "badinput-absent"  # a namespace no case may create
+
+
 def snapshot_task(name: str, port: int) -> dict[str, Any]:
     """Asks the test for a snapshot of the cluster named `name` (the lookup runs in the controller process)."""
     url = f"http://127.0.0.1:{port}/{name}"

@@ -384,6 +384,6 @@ def test_reset_leaves_the_cluster_as_up_made_it(sim: Sim) -> None:
     assert not any(n.spec.unschedulable or HARDWARE_LABEL in n.metadata.labels for n in nodes)
     assert not any((n.metadata.annotations or {}).get(key) for n in nodes
                    for key in (workload_logs.FACTOR_ANNOTATION, workload_logs.LINK_ANNOTATION))
-    stage = client.CustomObjectsApi(sim.api).get_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages",
-                                                                        "pod-complete")
+    custom = client.CustomObjectsApi(sim.api)
+    stage = custom.get_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages", "pod-complete")
     assert stage["spec"]["delay"] == {"durationMilliseconds": 1000}
