@@ -48,8 +48,8 @@ lint: setup
 typecheck: setup
 	cd .collections && ../$(BIN)/mypy -p ansible_collections.cre.certification.plugins
 
-# Two lanes side by side (tests/suite.py): the cluster tests on parallel workers, then molecule; beside them
-# mypy, the unit tests, sanity and lint. Ends with each stage's time, the slowest tests and the total.
+# Two lanes side by side (tests/suite.py): the cluster tests on parallel workers; beside them mypy, the unit
+# tests, sanity, lint and molecule. Ends with each stage's time, the slowest tests and the total.
 test: setup sim-build
 	$(BIN)/python tests/suite.py
 
