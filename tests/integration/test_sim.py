@@ -103,27 +103,34 @@ def test_workload_fault_fails_trainjob_on_faulty_node(sim: Sim, namespace: str) 
         failed = [p for p in smoke.node_pods(sim.api, namespace, "faulty") if p.status.phase == "Failed"]
         assert [p.spec.node_name for p in failed] == ["gpu-node-011"]
         assert failed[0].status.container_statuses[0].state.terminated.exit_code == 1
-    finally:  # the session cluster is shared: the link test later runs a group on gpu-node-010/011
+    finally:  # other tests of the module run groups on gpu-node-010/011
         assert sim_cli("fault", "gpu-node-011", "--kind", "none", "--name", sim.name).returncode == 0
 
 
 def test_hardware_fault_marks_node_and_fails_its_pods(sim: Sim, namespace: str) -> None:
     assert sim_cli("fault", "gpu-node-013", "--kind", "hardware", "--name", sim.name).returncode == 0
-    node = client.CoreV1Api(sim.api).read_node("gpu-node-013")
-    assert node.metadata.labels[cluster.HARDWARE_LABEL] == "unhealthy"
-    assert {c.type: c.status for c in node.status.conditions}[cluster.HARDWARE_CONDITION] == "False"
-    assert not node.spec.unschedulable  # a broken GPU shows under load, not before
-    assert run_trainjob(sim.api, namespace, "hw", ["gpu-node-012", "gpu-node-013"]) == "Failed"
-    failed = [p.spec.node_name for p in smoke.node_pods(sim.api, namespace, "hw") if p.status.phase == "Failed"]
-    assert failed == ["gpu-node-013"]
-    # The health agent quarantined the node once the workload ran on it; its partner was left alone.
-    assert client.CoreV1Api(sim.api).read_node("gpu-node-013").spec.unschedulable is True
-    assert not client.CoreV1Api(sim.api).read_node("gpu-node-012").spec.unschedulable
+    try:  # the fault and the quarantine's cordon go afterwards: other tests run groups on gpu-node-013
+        node = client.CoreV1Api(sim.api).read_node("gpu-node-013")
+        assert node.metadata.labels[cluster.HARDWARE_LABEL] == "unhealthy"
+        assert {c.type: c.status for c in node.status.conditions}[cluster.HARDWARE_CONDITION] == "False"
+        assert not node.spec.unschedulable  # a broken GPU shows under load, not before
+        assert run_trainjob(sim.api, namespace, "hw", ["gpu-node-012", "gpu-node-013"]) == "Failed"
+        failed = [p.spec.node_name for p in smoke.node_pods(sim.api, namespace, "hw") if p.status.phase == "Failed"]
+        assert failed == ["gpu-node-013"]
+        # The health agent quarantined the node once the workload ran on it; its partner was left alone.
+        assert client.CoreV1Api(sim.api).read_node("gpu-node-013").spec.unschedulable is True
+        assert not client.CoreV1Api(sim.api).read_node("gpu-node-012").spec.unschedulable
+    finally:
+        assert sim_cli("fault", "gpu-node-013", "--kind", "none", "--name", sim.name).returncode == 0
 
 
 def test_cordon_fault_sets_unschedulable(sim: Sim) -> None:
     assert sim_cli("fault", "gpu-node-015", "--kind", "cordon", "--name", sim.name).returncode == 0
-    assert client.CoreV1Api(sim.api).read_node("gpu-node-015").spec.unschedulable is True
+    try:
+        assert client.CoreV1Api(sim.api).read_node("gpu-node-015").spec.unschedulable is True
+    finally:
+        assert sim_cli("fault", "gpu-node-015", "--kind", "none", "--name", sim.name).returncode == 0
+        assert not client.CoreV1Api(sim.api).read_node("gpu-node-015").spec.unschedulable
 
 
 def test_unknown_gpu_product_stays_pending(sim: Sim, namespace: str) -> None:
