@@ -7,6 +7,7 @@ is kept whole in tests/output/stages/<stage>.log and printed when the stage ends
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -69,10 +70,16 @@ def run_lane(stages: list[Stage]) -> None:
             sys.stdout.flush()
 
 
-def cases(stage: Stage) -> list[ET.Element]:
-    if stage.junit is None or not stage.junit.exists():
-        return []
-    return list(ET.parse(stage.junit).getroot().iter("testcase"))
+@functools.cache
+def _parsed(junit: Path) -> tuple[ET.Element, ...]:
+    return tuple(ET.parse(junit).getroot().iter("testcase"))
+
+
+def cases(stage: Stage) -> tuple[ET.Element, ...]:
+    """The stage's test cases from its JUnit file (read once: the summary looks at them several times)."""
+    if stage.junit is None or stage.returncode is None or not stage.junit.exists():
+        return ()
+    return _parsed(stage.junit)
 
 
 def outcome(case: ET.Element) -> str:
