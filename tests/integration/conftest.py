@@ -35,22 +35,44 @@ def _name(kind: str) -> str:
     return f"t{os.getpid()}-{kind}"
 
 
+Key = tuple[str, int, int]  # (profile, nodes, instance)
+SIM = ("aws-gb200", NODES)  # the `sim` fixture's cluster, for pytest.mark.clusters
+
+
+def cluster_key(profile: str, nodes: int, instance: int = 0) -> Key:
+    return (profile, nodes, instance)
+
+
 class Pool:
-    """The clusters this worker's tests share, one per (profile, nodes, instance), started on first use and kept
-    for the session; each module gets its cluster reset (`tools.sim.reset`: no fault, cordon, pod duration or
-    namespace of an earlier module). At most LIMIT are alive at once (more only while one user holds them): the least
+    """The clusters this worker's tests share, one per (profile, nodes, instance), started on first use; each module
+    gets its cluster reset (`tools.sim.reset`: no fault, cordon, pod duration or namespace of an earlier module).
+
+    A module declares the clusters it takes (`pytestmark = pytest.mark.clusters(...)`); modules that share one form
+    a family, run on one worker one after another (`xdist_group`), and when the worker moves on to another family
+    the clusters of the last one are stopped: no cluster idles on the machine once its family is done, and none is
+    started twice. Within a family at most LIMIT are alive at once (more only while one user holds them): the least
     recently used one goes first."""
 
-    LIMIT = 2
+    LIMIT = 3
 
     def __init__(self) -> None:
-        self._sims: OrderedDict[tuple[str, int, int], Sim] = OrderedDict()
-        self._user: dict[tuple[str, int, int], str] = {}
+        self._sims: OrderedDict[Key, Sim] = OrderedDict()
+        self._user: dict[Key, str] = {}
 
-    def get(self, user: str, profile: str, nodes: int, instance: int = 0,
+    def enter(self, family: frozenset[Key]) -> None:
+        """A module of `family` (its clusters' keys) starts: stop the clusters no module of it takes."""
+        for key in [k for k in self._sims if k not in family]:
+            cluster.down(self._sims.pop(key).name, missing_ok=True)
+            del self._user[key]
+
+    def get(self, user: str, module: str, profile: str, nodes: int, instance: int = 0,
             pod_ms: dict[str, int] | None = None) -> Sim:
-        """The shared cluster for `user` (a module), its namespaces' pod durations set (`pod_ms`: namespace -> ms)."""
-        key = (profile, nodes, instance)
+        """The shared cluster for `user` (a module or a test of `module`), its namespaces' pod durations set
+        (`pod_ms`: namespace -> ms)."""
+        key = cluster_key(profile, nodes, instance)
+        if key not in FAMILIES.get(module, (frozenset(),))[0]:
+            pytest.fail(f"{module} takes the pooled cluster {key} without declaring it: add it to the module's "
+                        "pytestmark = pytest.mark.clusters(...)", pytrace=False)
         if key in self._sims:
             self._sims.move_to_end(key)
             if self._user[key] != user:
@@ -84,16 +106,22 @@ def pool() -> Iterator[Pool]:
         shared.close()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _family(pool: Pool, request: pytest.FixtureRequest) -> None:
+    """Stops the pooled clusters of the family this worker ran before (a breaker's module stops them all)."""
+    pool.enter(FAMILIES.get(request.module.__name__, (frozenset(),))[0])
+
+
 @pytest.fixture(scope="module")
 def pooled(pool: Pool, request: pytest.FixtureRequest) -> Callable[..., Sim]:
     """`pooled(profile, nodes[, instance][, pod_ms={namespace: ms}])`: a shared cluster, reset for this module."""
-    return functools.partial(pool.get, request.module.__name__)
+    return functools.partial(pool.get, request.module.__name__, request.module.__name__)
 
 
 @pytest.fixture
 def shared(pool: Pool, request: pytest.FixtureRequest) -> Callable[..., Sim]:
     """Like `pooled`, for one test: `shared(profile, nodes[, instance][, pod_ms=...])`, reset for this test."""
-    return functools.partial(pool.get, request.node.nodeid)
+    return functools.partial(pool.get, request.node.nodeid, request.module.__name__)
 
 
 @pytest.fixture(scope="module")
@@ -203,16 +231,54 @@ def namespace(sim: Sim, request: pytest.FixtureRequest) -> Iterator[str]:
 
 # Each module's seconds in the last green run of tests/suite.py here, else as measured when this file was committed.
 SECONDS_FILES = (ROOT / "tests" / "output" / "module_seconds.json", Path(__file__).parent / "module_seconds.json")
+# module name -> (the keys of the clusters its family takes, the family's name), from the collection.
+FAMILIES: dict[str, tuple[frozenset[Key], str]] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "clusters(*keys): the pooled clusters a module takes (pooled, shared, sim), "
+                                       "each a (profile, nodes[, instance]) tuple; modules sharing one run on one "
+                                       "worker, one after another")
+
+
+def families(modules: dict[str, set[Key]]) -> dict[str, tuple[frozenset[Key], str]]:
+    """Modules joined when they share a cluster (transitively): module -> (its family's keys, the family's name,
+    its first module's)."""
+    groups: list[tuple[set[str], set[Key]]] = []
+    for module in sorted(modules):
+        keys = set(modules[module])
+        joined = [g for g in groups if g[1] & keys]
+        members = {module}.union(*(g[0] for g in joined))
+        keys = keys.union(*(g[1] for g in joined))
+        groups = [g for g in groups if g not in joined] + [(members, keys)]
+    return {m: (frozenset(keys), min(members).rsplit(".", 1)[-1]) for members, keys in groups for m in members}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The longest modules first: parallel workers take modules in this order, so none is left running a long one
-    alone at the end."""
+    """Families of modules (see Pool) as xdist groups, the longest family first, and in each family the longest
+    module first: parallel workers take families in this order, so none is left running a long one alone at the
+    end."""
     seconds = next((json.loads(f.read_text()) for f in SECONDS_FILES if f.exists()), {})
     here = Path(__file__).parent
+    mine = [item for item in items if Path(str(item.fspath)).parent == here]
+    ours = {id(item) for item in mine}
+    modules: dict[str, set[Key]] = {}
+    for item in mine:
+        modules.setdefault(item.module.__name__, set()).update(
+            cluster_key(*key) for mark in item.iter_markers("clusters") for key in mark.args)
+    FAMILIES.clear()
+    FAMILIES.update(families(modules))
+    family_seconds: dict[str, float] = {}
+    for module, (_keys, family) in FAMILIES.items():
+        family_seconds[family] = family_seconds.get(family, 0) + seconds.get(module.rsplit(".", 1)[-1], 0)
+    for item in mine:
+        item.add_marker(pytest.mark.xdist_group(FAMILIES[item.module.__name__][1]))
 
-    def weight(item: pytest.Item) -> float:
-        path = Path(str(item.fspath))
-        return -seconds.get(path.stem, 0) if path.parent == here else 0
+    def weight(item: pytest.Item) -> tuple[float, str, float, str]:
+        if id(item) not in ours:
+            return (0, "", 0, "")
+        module = item.module.__name__
+        family = FAMILIES[module][1]
+        return (-family_seconds[family], family, -seconds.get(module.rsplit(".", 1)[-1], 0), module)
 
     items.sort(key=weight)

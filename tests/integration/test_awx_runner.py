@@ -24,6 +24,8 @@ from tests.awx_credentials import BEARER_TOKEN, KUBECONFIG, inject
 
 from .conftest import Sim, closed_port
 
+pytestmark = pytest.mark.clusters(("onprem-b300", 4), ("onprem-b300", 4, 1))
+
 SURVEY = json.loads((ROOT / "awx" / "survey.json").read_text())
 CATEGORY = "communication/nccl-all-reduce"
 LIVE = ("east", "west")

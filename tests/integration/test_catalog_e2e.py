@@ -16,6 +16,8 @@ from tests.ansible_run import ansible_module
 
 from .conftest import Sim
 
+pytestmark = pytest.mark.clusters(("aws-h100", 4))
+
 NODES = [f"gpu-node-{i:03d}" for i in range(4)]
 NAMESPACE = "catalog"
 POD_MS = 300

@@ -7,6 +7,7 @@ import subprocess
 from datetime import datetime
 from pathlib import Path
 
+import pytest
 import yaml
 from kubernetes import client
 
@@ -14,6 +15,8 @@ from tests.ansible_run import ROOT, ansible_module
 from tools.sim import cluster
 
 from .conftest import Sim
+
+pytestmark = pytest.mark.clusters(("onprem-b300", 4), ("onprem-b300", 4, 1), ("aws-gb200", 4))
 
 CATEGORY = {"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "intra-node"}}
 

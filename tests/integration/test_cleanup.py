@@ -17,7 +17,9 @@ from kubernetes import client
 
 from tests.ansible_run import ROOT, ansible_module
 
-from .conftest import Sim
+from .conftest import SIM, Sim
+
+pytestmark = pytest.mark.clusters(SIM, ("aws-h100", 4))
 
 NVCRE = ("nvcre.nvidia.com", "v1alpha1")
 # (group, version, plural) of everything a run creates in its namespace.

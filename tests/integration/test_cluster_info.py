@@ -1,11 +1,14 @@
 """cluster_info against the live simulated cluster, through real `ansible`."""
 from __future__ import annotations
 
+import pytest
 from kubernetes import client
 
 from tests.ansible_run import ansible_module
 
-from .conftest import Sim
+from .conftest import SIM, Sim
+
+pytestmark = pytest.mark.clusters(SIM)
 
 
 def test_cluster_info_reports_the_gb200_cluster(sim: Sim) -> None:

@@ -19,6 +19,10 @@ from kubernetes.client.rest import ApiException
 
 from ansible_collections.cre.certification.plugins.module_utils.engine import models
 
+from .conftest import SIM
+
+pytestmark = pytest.mark.clusters(SIM)
+
 ROOT = Path(__file__).resolve().parents[2]
 GROUP, VERSION = "nvcre.nvidia.com", "v1alpha1"
 PLURAL = {"Workflow": "workflows", "Job": "jobs", "Certification": "certifications", "LogProfile": "logprofiles",

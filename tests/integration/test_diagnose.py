@@ -18,6 +18,8 @@ from tools.sim import cluster
 from .conftest import Sim
 from .seed import NVCRE, items, node_result_configmaps
 
+pytestmark = pytest.mark.clusters(("aws-h100", 16))
+
 NODES = 16
 CHUNK = 4  # max(ceil(sqrt(16)), 2): screening without a topology key
 ALL = [f"gpu-node-{i:03d}" for i in range(NODES)]

@@ -19,6 +19,8 @@ from tools.sim import cluster, profiles
 
 from .conftest import Sim
 
+pytestmark = pytest.mark.clusters(("aws-gb200", 20))
+
 NVCRE = ("nvcre.nvidia.com", "v1alpha1")
 # 20 aws-gb200 nodes: clique .0 holds gpu-node-000..017 (an NVL72 rack of 18), clique .1 gpu-node-018..019.
 NODES = 20

@@ -13,6 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 from kubernetes import client
 
@@ -21,6 +22,8 @@ from tests.browser import check_fleet, check_page
 from tools.sim import cluster
 
 from .conftest import Sim, closed_port
+
+pytestmark = pytest.mark.clusters(("onprem-b300", 4), ("onprem-b300", 4, 1))
 
 CATEGORY = {"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "intra-node"}}
 NODES = [f"gpu-node-{i:03d}" for i in range(4)]

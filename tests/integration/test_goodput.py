@@ -14,6 +14,8 @@ from tools.sim import cluster
 
 from .conftest import Sim
 
+pytestmark = pytest.mark.clusters(("aws-h100", 2))
+
 NVCRE = ("nvcre.nvidia.com", "v1alpha1")
 SMALL = {"maxSteps": 500, "saveInterval": 50}
 

@@ -9,10 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.ansible_run import ROOT
 from tests.collection_build import build
+
+pytestmark = pytest.mark.clusters(("aws-h100", 2))
 
 CORE = "ansible-core>=2.19,<2.20"  # what meta/runtime.yml's requires_ansible states
 

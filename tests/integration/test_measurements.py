@@ -18,6 +18,8 @@ from tools.sim import cluster
 
 from .conftest import Sim
 
+pytestmark = pytest.mark.clusters(("aws-h100", 12))
+
 NVCRE = ("nvcre.nvidia.com", "v1alpha1")
 NODES = 12
 HEALTHY_BUS = 360.0  # aws-h100's nominal figure (tools/sim/profiles.py), the largest size's busbw

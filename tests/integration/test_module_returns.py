@@ -6,9 +6,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.ansible_run import ansible_module
+
+from .conftest import SIM
+
+pytestmark = pytest.mark.clusters(SIM)
 
 ROOT = Path(__file__).resolve().parents[2]
 # Keys Ansible itself adds to every task result.

@@ -9,14 +9,19 @@ from tests.ansible_run import ansible_module
 CATEGORY = {"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "intra-node"}}
 
 
-@pytest.mark.parametrize("profile", [
-    "aws-h100",     # vpc.amazonaws.com/efa
-    "aws-gb200",    # vpc.amazonaws.com/efa, hugepages-2Mi, ComputeDomain channel claim
+# The last two share their clusters with the next modules of their family (test_goodput, test_secrets): they stay up.
+PROFILES = [
     "gcp-h100",     # TCPXO: GKE multi-networking annotations only, no node resource
     "azure-h100",   # nvidia.com/mlnxnics
     "oci-gb300",    # nvidia.com/mlnxnics, ComputeDomain channel claim
     "onprem-b300",  # GPUs only
-])
+    "aws-gb200",    # vpc.amazonaws.com/efa, hugepages-2Mi, ComputeDomain channel claim
+    "aws-h100",     # vpc.amazonaws.com/efa
+]
+pytestmark = pytest.mark.clusters(*((profile, 2) for profile in PROFILES))
+
+
+@pytest.mark.parametrize("profile", PROFILES)
 def test_catalog_all_reduce_certifies_every_node(shared, profile: str) -> None:
     sim = shared(profile, 2)
     rc, result = ansible_module("certification_run", {

@@ -9,9 +9,14 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from kubernetes import client
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import node_results
+
+from .conftest import SIM
+
+pytestmark = pytest.mark.clusters(SIM)
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYBOOKS = Path(__file__).parent / "playbooks"

@@ -24,6 +24,8 @@ from tests.ansible_run import ROOT, run_until
 from .conftest import Sim
 from .seed import NVCRE
 
+pytestmark = pytest.mark.clusters(("aws-gb200", 2))
+
 CATEGORY = {"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "intra-node"}}
 HOSTS = {"bearer": "sec-bearer", "clientkey": "sec-clientkey", "basicauth": "sec-basicauth"}  # host -> namespace
 

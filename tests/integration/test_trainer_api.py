@@ -15,6 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
@@ -25,7 +26,9 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.plan.depe
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube
 from tools.sim import cluster
 
-from .conftest import ROOT, Sim
+from .conftest import ROOT, SIM, Sim
+
+pytestmark = pytest.mark.clusters(SIM)
 
 BUILD = (ROOT / "tools/sim/build.sh").read_text()
 TRAINER = re.search(r"\bTRAINER=(\S+)", BUILD).group(1)

@@ -4,12 +4,15 @@ apiserver is what only this test reaches; the kill after every single action is 
 (tests/unit/engine/reconcile: the engine killed and resumed at each step)."""
 from __future__ import annotations
 
+import pytest
 from kubernetes import client
 
 from tests.ansible_run import run_until
 
-from .conftest import Sim
+from .conftest import SIM, Sim
 from .seed import NVCRE, items, node_result_configmaps, nodes, start, workflow
+
+pytestmark = pytest.mark.clusters(SIM)
 
 # How many API writes each successive run may begin before it is killed: at its first write, deep into an
 # iteration, and between the two.

@@ -7,14 +7,17 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from kubernetes import client
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import node_results
 from tests.ansible_run import ansible_module
 from tools.sim import cluster
 
-from .conftest import Sim
+from .conftest import SIM, Sim
 from .seed import NVCRE, TRAINER, items, nodes, start, stored, workflow
+
+pytestmark = pytest.mark.clusters(SIM)
 
 
 def run(sim: Sim, ns: str, *flags: str, **args: Any) -> tuple[int, dict]:

@@ -27,7 +27,6 @@ from .faults import HARDWARE_LABEL, HARDWARE_VALUE
 
 POLL_SECONDS = 0.1          # the quarantine: it must see a faulty node's pod run before the fault fails it
 SLOW_POLL_SECONDS = 0.5     # logs are stamped from the pod's start, so a later look prints the same lines
-STORAGE_POLL_SECONDS = 2.0
 GONE_POLL_SECONDS = 1.0
 
 
@@ -68,6 +67,16 @@ def repeat(one_pass: Callable[[], object], seconds: float) -> None:
         time.sleep(seconds)
 
 
+def has_compute_domains(custom: client.CustomObjectsApi) -> bool:
+    try:
+        custom.list_cluster_custom_object(*computedomain.CD, "computedomains", limit=1)
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise
+    return True
+
+
 def main(kubeconfig: str) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
     logs_dir, served = Path(kubeconfig).parent / "pod-logs", set[str]()
@@ -78,23 +87,33 @@ def main(kubeconfig: str) -> None:
         apic = config.new_client_from_config(config_file=kubeconfig)
         return client.CoreV1Api(apic), client.CustomObjectsApi(apic)
 
-    health, domains, nccl, training, storage, nodes_api, pods_api, faulty_api = (clients() for _n in range(8))
-    nodes = cache.Cache(nodes_api[0].list_node, keep=cache.node_view)
-    pods = cache.Cache(pods_api[0].list_pod_for_all_namespaces, label_selector=workload_logs.JOBSET_NAME)
+    health, domains, nccl, training, storage, *watchers = (clients() for _n in range(11))
+    nodes = cache.Cache(watchers[0][0].list_node, keep=cache.node_view)
+    pods = cache.Cache(watchers[1][0].list_pod_for_all_namespaces, label_selector=workload_logs.JOBSET_NAME)
     # The quarantine looks ten times a second: at the faulty nodes only, selected by the apiserver.
-    faulty = cache.Cache(faulty_api[0].list_node, label_selector=f"{HARDWARE_LABEL}={HARDWARE_VALUE}",
+    faulty = cache.Cache(watchers[2][0].list_node, label_selector=f"{HARDWARE_LABEL}={HARDWARE_VALUE}",
                          keep=cache.node_view)
-    for kept in (nodes, pods, faulty):
+    # The storage and ComputeDomain passes read watches too: an idle cluster then costs its apiserver no lists.
+    volumes_kept = cache.Cache(watchers[3][0].list_persistent_volume)
+    claims = cache.Cache(watchers[4][0].list_persistent_volume_claim_for_all_namespaces)
+    cds = cache.Cache(functools.partial(watchers[5][1].list_cluster_custom_object, *computedomain.CD, "computedomains"))
+    templates = cache.Cache(functools.partial(watchers[5][1].list_cluster_custom_object, *computedomain.DRA,
+                                              "resourceclaimtemplates"))
+    # Only a cluster of a ComputeDomain profile has the ComputeDomain CRD (`up` installs it before the agent).
+    domain_caches = (cds, templates) if has_compute_domains(domains[1]) else ()
+    kept_all = (nodes, pods, faulty, volumes_kept, claims, *domain_caches)
+    for kept in kept_all:
         threading.Thread(target=kept.run, daemon=True).start()
-    for kept in (nodes, pods, faulty):
+    for kept in kept_all:
         kept.synced.wait()
     # (pass, seconds between runs): only the quarantine races a fault; the others can look less often, which
     # keeps a test session's many small clusters from loading the machine.
-    passes = ((functools.partial(quarantine_loaded_faulty_nodes, health[0], faulty), POLL_SECONDS),
-              (functools.partial(computedomain.reconcile, domains[1]), SLOW_POLL_SECONDS),
+    passes = [(functools.partial(quarantine_loaded_faulty_nodes, health[0], faulty), POLL_SECONDS),
               (functools.partial(workload_logs.emit, nccl[0], nccl[1], logs_dir, served, pods), SLOW_POLL_SECONDS),
               (functools.partial(trainer.tick, training[0], training[1], pods, nodes), SLOW_POLL_SECONDS),
-              (functools.partial(volumes.provision, storage[0]), STORAGE_POLL_SECONDS))
+              (functools.partial(volumes.provision, storage[0], volumes_kept, claims), SLOW_POLL_SECONDS)]
+    if domain_caches:
+        passes.append((functools.partial(computedomain.reconcile, domains[1], cds, templates), SLOW_POLL_SECONDS))
     threads = [threading.Thread(target=repeat, args=pair, daemon=True) for pair in passes]
     for thread in threads:
         thread.start()

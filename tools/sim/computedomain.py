@@ -12,6 +12,8 @@ from pathlib import Path
 import yaml
 from kubernetes import client
 
+from . import cache
+
 DATA = Path(__file__).parent / "data"
 DRIVER = "compute-domain.nvidia.com"
 DEVICE_CLASS = "compute-domain-default-channel.nvidia.com"
@@ -89,14 +91,14 @@ def claim_template(cd: dict) -> dict:
     }
 
 
-def reconcile(custom: client.CustomObjectsApi) -> list[str]:
-    """One controller pass: create each ComputeDomain's missing template, then mark it Ready (the real driver
-    waits for its IMEX daemons on the workload's nodes; the sim has none to wait for). Returns the CDs changed."""
-    cds = custom.list_cluster_custom_object(*CD, "computedomains")["items"]
+def reconcile(custom: client.CustomObjectsApi, domains: cache.Cache, templates: cache.Cache) -> list[str]:
+    """One controller pass over the watched ComputeDomains (`domains`) and claim templates (`templates`): create
+    each ComputeDomain's missing template, then mark it Ready (the real driver waits for its IMEX daemons on the
+    workload's nodes; the sim has none to wait for). Returns the CDs changed."""
+    cds = domains.items()
     if not cds:
         return []
-    have = {(t["metadata"]["namespace"], t["metadata"]["name"])
-            for t in custom.list_cluster_custom_object(*DRA, "resourceclaimtemplates")["items"]}
+    have = {(t["metadata"]["namespace"], t["metadata"]["name"]) for t in templates.items()}
     changed = []
     for cd in cds:
         meta = cd["metadata"]
@@ -107,7 +109,7 @@ def reconcile(custom: client.CustomObjectsApi) -> list[str]:
             try:
                 custom.create_namespaced_custom_object(*DRA, meta["namespace"], "resourceclaimtemplates", template)
             except client.ApiException as exc:
-                if exc.status != 409:
+                if exc.status != 409:  # made by an earlier pass that the watch has not shown yet
                     raise
         if cd.get("status", {}).get("status") != "Ready":
             custom.patch_namespaced_custom_object_status(*CD, meta["namespace"], "computedomains", meta["name"],

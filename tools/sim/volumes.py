@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from kubernetes import client
 
+from . import cache
+
 DEFAULT_SIZE = "1Gi"
 PROVISIONER = "sim.cre.certification/hostpath"
 DEFAULT_CLASS = "sim-standard"
@@ -34,25 +36,30 @@ def install(apic: client.ApiClient) -> None:
             "provisioner": PROVISIONER, "reclaimPolicy": policy, "volumeBindingMode": "Immediate"})
 
 
-def provision(core: client.CoreV1Api) -> list[str]:
-    """Create a PV for every unbound claim of a simulator class that has none yet; returns the PVs created."""
+def provision(core: client.CoreV1Api, volumes: cache.Cache, claims: cache.Cache) -> list[str]:
+    """Create a PV for every unbound claim (`claims`, watched) of a simulator class that has none among the
+    watched PVs (`volumes`) yet; returns the PVs created."""
     made = []
-    existing = {pv.spec.claim_ref.uid for pv in core.list_persistent_volume().items if pv.spec.claim_ref}
-    for pvc in core.list_persistent_volume_claim_for_all_namespaces().items:
-        policy = CLASSES.get(pvc.spec.storage_class_name or "")
-        if (policy is None or pvc.spec.volume_name or pvc.metadata.uid in existing
-                or pvc.metadata.deletion_timestamp):
+    existing = {(pv["spec"].get("claimRef") or {}).get("uid") for pv in volumes.items()}
+    for pvc in claims.items():
+        meta, spec = pvc["metadata"], pvc.get("spec") or {}
+        policy = CLASSES.get(spec.get("storageClassName") or "")
+        if policy is None or spec.get("volumeName") or meta["uid"] in existing or meta.get("deletionTimestamp"):
             continue
-        name = f"sim-{pvc.metadata.uid}"
-        size = ((pvc.spec.resources.requests or {}) if pvc.spec.resources else {}).get("storage", DEFAULT_SIZE)
-        core.create_persistent_volume({
-            "apiVersion": "v1", "kind": "PersistentVolume",
-            "metadata": {"name": name, "labels": {"sim.cre.certification/provisioned": "true"}},
-            "spec": {"capacity": {"storage": size}, "accessModes": pvc.spec.access_modes or ["ReadWriteOnce"],
-                     "storageClassName": pvc.spec.storage_class_name,
-                     "persistentVolumeReclaimPolicy": policy,
-                     "hostPath": {"path": f"{VOLUME_ROOT}/{name}"},
-                     "claimRef": {"namespace": pvc.metadata.namespace, "name": pvc.metadata.name,
-                                  "uid": pvc.metadata.uid}}})
+        name = f"sim-{meta['uid']}"
+        size = ((spec.get("resources") or {}).get("requests") or {}).get("storage", DEFAULT_SIZE)
+        try:
+            core.create_persistent_volume({
+                "apiVersion": "v1", "kind": "PersistentVolume",
+                "metadata": {"name": name, "labels": {"sim.cre.certification/provisioned": "true"}},
+                "spec": {"capacity": {"storage": size}, "accessModes": spec.get("accessModes") or ["ReadWriteOnce"],
+                         "storageClassName": spec.get("storageClassName"),
+                         "persistentVolumeReclaimPolicy": policy,
+                         "hostPath": {"path": f"{VOLUME_ROOT}/{name}"},
+                         "claimRef": {"namespace": meta["namespace"], "name": meta["name"], "uid": meta["uid"]}}})
+        except client.ApiException as exc:
+            if exc.status != 409:  # made by an earlier pass that the watch has not shown yet
+                raise
+            continue
         made.append(name)
     return made
