@@ -19,6 +19,8 @@ from kubernetes import client
 
 from tools.sim import cluster, reset
 
+from .families import Key, families
+
 NODES = 16
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,7 +37,6 @@ def _name(kind: str) -> str:
     return f"t{os.getpid()}-{kind}"
 
 
-Key = tuple[str, int, int]  # (profile, nodes, instance)
 SIM = ("aws-gb200", NODES)  # the `sim` fixture's cluster, for pytest.mark.clusters
 
 
@@ -241,19 +242,7 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "worker, one after another")
 
 
-def families(modules: dict[str, set[Key]]) -> dict[str, tuple[frozenset[Key], str]]:
-    """Modules joined when they share a cluster (transitively): module -> (its family's keys, the family's name,
-    its first module's)."""
-    groups: list[tuple[set[str], set[Key]]] = []
-    for module in sorted(modules):
-        keys = set(modules[module])
-        joined = [g for g in groups if g[1] & keys]
-        members = {module}.union(*(g[0] for g in joined))
-        keys = keys.union(*(g[1] for g in joined))
-        groups = [g for g in groups if g not in joined] + [(members, keys)]
-    return {m: (frozenset(keys), min(members).rsplit(".", 1)[-1]) for members, keys in groups for m in members}
-
-
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which turns the xdist_group marks into the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Families of modules (see Pool) as xdist groups, the longest family first, and in each family the longest
     module first: parallel workers take families in this order, so none is left running a long one alone at the

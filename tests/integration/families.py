@@ -1,0 +1,17 @@
+"""Families of integration test modules: modules that take a common pooled cluster, directly or through another
+module, run on one worker one after another, so that each cluster starts once (see docs/dev/testing.md)."""
+from __future__ import annotations
+
+Key = tuple[str, int, int]  # a pooled cluster: (profile, nodes, instance)
+
+
+def families(modules: dict[str, set[Key]]) -> dict[str, tuple[frozenset[Key], str]]:
+    """Module -> (the keys its family takes, the family's name: its first module's short name)."""
+    groups: list[tuple[set[str], set[Key]]] = []
+    for module in sorted(modules):
+        keys = set(modules[module])
+        joined = [g for g in groups if g[1] & keys]
+        members = {module}.union(*(g[0] for g in joined))
+        keys = keys.union(*(g[1] for g in joined))
+        groups = [g for g in groups if g not in joined] + [(members, keys)]
+    return {m: (frozenset(keys), min(members).rsplit(".", 1)[-1]) for members, keys in groups for m in members}
