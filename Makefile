@@ -32,7 +32,7 @@ unit: setup
 	$(BIN)/python -m pytest -q tests/unit
 
 integration: setup sim-build
-	$(BIN)/python -m pytest -q -n $${CRE_TEST_WORKERS:-3} --dist loadgroup --no-loadscope-reorder tests/integration
+	$(BIN)/python -m pytest -q -n $${CRE_TEST_WORKERS:-3} --dist loadfile tests/integration
 
 molecule: setup sim-build
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/molecule test -s certify

@@ -47,7 +47,7 @@ def pytest(name: str, *args: str) -> Stage:
 
 # The checks lane ends long before the integration tests: molecule (one small cluster of its own) goes there.
 LANES = {
-    "cluster": [pytest("integration", "tests/integration", "-n", WORKERS, "--dist", "loadgroup", "--no-loadscope-reorder",
+    "cluster": [pytest("integration", "tests/integration", "-n", WORKERS, "--dist", "loadfile",
                        f"--durations={SLOWEST}")],
     "checks": [Stage("typecheck", [*MAKE, "typecheck"]), pytest("unit", "tests/unit"),
                Stage("sanity", [*MAKE, "sanity"]), Stage("lint", [*MAKE, "lint"]), Stage("molecule", [*MAKE, "molecule"])],

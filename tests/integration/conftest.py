@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import os
 import re
@@ -12,14 +13,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from kubernetes import client
+from xdist.scheduler import LoadScopeScheduling
 
 from tools.sim import cluster, reset
 
-from .families import Key, families
+from .families import Key, cluster_key, declared, families
 
 NODES = 16
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,16 +43,12 @@ def _name(kind: str) -> str:
 SIM = ("aws-gb200", NODES)  # the `sim` fixture's cluster, for pytest.mark.clusters
 
 
-def cluster_key(profile: str, nodes: int, instance: int = 0) -> Key:
-    return (profile, nodes, instance)
-
-
 class Pool:
     """The clusters this worker's tests share, one per (profile, nodes, instance), started on first use; each module
     gets its cluster reset (`tools.sim.reset`: no fault, cordon, pod duration or namespace of an earlier module).
 
     A module declares the clusters it takes (`pytestmark = pytest.mark.clusters(...)`); modules that share one form
-    a family, run on one worker one after another (`xdist_group`), and when the worker moves on to another family
+    a family, run on one worker one after another (`FamilyScheduling`), and when the worker moves on to another family
     the clusters of the last one are stopped: no cluster idles on the machine once its family is done, and none is
     started twice. Within a family at most LIMIT are alive at once (more only while one user holds them): the least
     recently used one goes first."""
@@ -236,32 +235,41 @@ SECONDS_FILES = (ROOT / "tests" / "output" / "module_seconds.json", Path(__file_
 FAMILIES: dict[str, tuple[frozenset[Key], str]] = {}
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "clusters(*keys): the pooled clusters a module takes (pooled, shared, sim), "
-                                       "each a (profile, nodes[, instance]) tuple; modules sharing one run on one "
-                                       "worker, one after another")
+class FamilyScheduling(LoadScopeScheduling):
+    """xdist's scheduling by scope, a scope being a family of modules (a module with no pooled cluster is one of
+    its own). Scopes go to workers in the collection's order (longest family first)."""
+
+    def __init__(self, config: pytest.Config, log: Any, scopes: dict[str, str]) -> None:
+        super().__init__(config, log)
+        self.scopes = scopes  # test file (as in node ids) -> family
+
+    def _split_scope(self, nodeid: str) -> str:
+        path = nodeid.split("::", 1)[0]
+        return self.scopes.get(path, path)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's, which turns the xdist_group marks into the groups
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> FamilyScheduling:
+    """In the controller, which collects nothing: the families from the modules' own declarations."""
+    config.option.loadscopereorder = False  # xdist would sort the scopes by their number of tests
+    here = Path(__file__).parent
+    modules = {f"{__package__}.{path.stem}": path for path in sorted(here.glob("test_*.py"))}
+    grouped = families({name: declared(importlib.import_module(name)) for name in modules})
+    return FamilyScheduling(config, log, {str(path.relative_to(config.rootpath)): grouped[name][1]
+                                          for name, path in modules.items()})
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Families of modules (see Pool) as xdist groups, the longest family first, and in each family the longest
-    module first: parallel workers take families in this order, so none is left running a long one alone at the
-    end."""
+    """The families (see Pool), the longest first, and in each family the longest module first: parallel workers
+    take families in this order, so none is left running a long one alone at the end."""
     seconds = next((json.loads(f.read_text()) for f in SECONDS_FILES if f.exists()), {})
     here = Path(__file__).parent
     mine = [item for item in items if Path(str(item.fspath)).parent == here]
     ours = {id(item) for item in mine}
-    modules: dict[str, set[Key]] = {}
-    for item in mine:
-        modules.setdefault(item.module.__name__, set()).update(
-            cluster_key(*key) for mark in item.iter_markers("clusters") for key in mark.args)
     FAMILIES.clear()
-    FAMILIES.update(families(modules))
+    FAMILIES.update(families({item.module.__name__: declared(item.module) for item in mine}))
     family_seconds: dict[str, float] = {}
     for module, (_keys, family) in FAMILIES.items():
         family_seconds[family] = family_seconds.get(family, 0) + seconds.get(module.rsplit(".", 1)[-1], 0)
-    for item in mine:
-        item.add_marker(pytest.mark.xdist_group(FAMILIES[item.module.__name__][1]))
 
     def weight(item: pytest.Item) -> tuple[float, str, float, str]:
         if id(item) not in ours:

@@ -2,7 +2,23 @@
 module, run on one worker one after another, so that each cluster starts once (see docs/dev/testing.md)."""
 from __future__ import annotations
 
+from types import ModuleType
+
+import pytest
+
 Key = tuple[str, int, int]  # a pooled cluster: (profile, nodes, instance)
+
+
+def cluster_key(profile: str, nodes: int, instance: int = 0) -> Key:
+    return (profile, nodes, instance)
+
+
+def declared(module: ModuleType) -> set[Key]:
+    """The pooled clusters a test module declares: its `pytestmark = pytest.mark.clusters(...)`."""
+    marks = getattr(module, "pytestmark", [])
+    marks = marks if isinstance(marks, list) else [marks]
+    return {cluster_key(*key) for mark in marks if isinstance(mark, pytest.MarkDecorator)
+            and mark.name == "clusters" for key in mark.args}
 
 
 def families(modules: dict[str, set[Key]]) -> dict[str, tuple[frozenset[Key], str]]:
