@@ -500,9 +500,16 @@ def restart(name: str, component: str, down_seconds: float = 2.0) -> None:
         raise SimError(f"--down-seconds must be 0 or more, got {down_seconds:g}")
     st = ClusterState.load(name)
     pid_file = cluster_dir(name) / "pids" / f"{RESTARTABLE[component]}.pid"
-    processes.stop(int(pid_file.read_text()))
-    time.sleep(down_seconds)
     bin_dir = binaries()[0]
+    # The stopped component's port is free until it is back: a cluster started meanwhile (another test worker)
+    # must not pick it, so the ports stay taken from the stop until the component answers again.
+    with ports_taken():
+        processes.stop(int(pid_file.read_text()))
+        time.sleep(down_seconds)
+        _start_again(name, component, st, pid_file, bin_dir)
+
+
+def _start_again(name: str, component: str, st: ClusterState, pid_file: Path, bin_dir: Path) -> None:
     deadline = time.monotonic() + 60
     while True:
         # kwokctl skips a component whose old pid still exists (a zombie not yet reaped): start until it runs.
