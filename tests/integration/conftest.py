@@ -70,7 +70,7 @@ class Pool:
         """The shared cluster for `user` (a module or a test of `module`), its namespaces' pod durations set
         (`pod_ms`: namespace -> ms)."""
         key = cluster_key(profile, nodes, instance)
-        if key not in FAMILIES.get(module, (frozenset(),))[0]:
+        if key not in family_keys(module):
             pytest.fail(f"{module} takes the pooled cluster {key} without declaring it: add it to the module's "
                         "pytestmark = pytest.mark.clusters(...)", pytrace=False)
         if key in self._sims:
@@ -109,7 +109,7 @@ def pool() -> Iterator[Pool]:
 @pytest.fixture(scope="module", autouse=True)
 def _family(pool: Pool, request: pytest.FixtureRequest) -> None:
     """Stops the pooled clusters of the family this worker ran before (a breaker's module stops them all)."""
-    pool.enter(FAMILIES.get(request.module.__name__, (frozenset(),))[0])
+    pool.enter(family_keys(request.module.__name__))
 
 
 @pytest.fixture(scope="module")
@@ -231,7 +231,7 @@ def namespace(sim: Sim, request: pytest.FixtureRequest) -> Iterator[str]:
 
 # Each module's seconds in the last green run of tests/suite.py here, else as measured when this file was committed.
 SECONDS_FILES = (ROOT / "tests" / "output" / "module_seconds.json", Path(__file__).parent / "module_seconds.json")
-# module name -> (the keys of the clusters its family takes, the family's name), from the collection.
+# module name -> (the keys of the clusters its family takes, the family's name), set at collection.
 FAMILIES: dict[str, tuple[frozenset[Key], str]] = {}
 
 
@@ -248,34 +248,39 @@ class FamilyScheduling(LoadScopeScheduling):
         return self.scopes.get(path, path)
 
 
+def module_families() -> dict[str, tuple[frozenset[Key], str]]:
+    """Every test module here (by module name) -> its family, from the modules' own declarations: the same in the
+    xdist controller (which collects nothing) and in every worker, whatever subset of tests it runs."""
+    names = [f"{__package__}.{path.stem}" for path in sorted(Path(__file__).parent.glob("test_*.py"))]
+    return families({name: declared(importlib.import_module(name)) for name in names})
+
+
+def family_keys(module: str) -> frozenset[Key]:
+    return FAMILIES.get(module, (frozenset(), ""))[0]
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> FamilyScheduling:
-    """In the controller, which collects nothing: the families from the modules' own declarations."""
     config.option.loadscopereorder = False  # xdist would sort the scopes by their number of tests
-    here = Path(__file__).parent
-    modules = {f"{__package__}.{path.stem}": path for path in sorted(here.glob("test_*.py"))}
-    grouped = families({name: declared(importlib.import_module(name)) for name in modules})
-    return FamilyScheduling(config, log, {str(path.relative_to(config.rootpath)): grouped[name][1]
-                                          for name, path in modules.items()})
+    here = Path(__file__).parent.relative_to(config.rootpath)
+    return FamilyScheduling(config, log, {f"{here / name.rsplit('.', 1)[1]}.py": family
+                                          for name, (_keys, family) in module_families().items()})
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The families (see Pool), the longest first, and in each family the longest module first: parallel workers
     take families in this order, so none is left running a long one alone at the end."""
     seconds = next((json.loads(f.read_text()) for f in SECONDS_FILES if f.exists()), {})
-    here = Path(__file__).parent
-    mine = [item for item in items if Path(str(item.fspath)).parent == here]
-    ours = {id(item) for item in mine}
     FAMILIES.clear()
-    FAMILIES.update(families({item.module.__name__: declared(item.module) for item in mine}))
+    FAMILIES.update(module_families())
     family_seconds: dict[str, float] = {}
     for module, (_keys, family) in FAMILIES.items():
-        family_seconds[family] = family_seconds.get(family, 0) + seconds.get(module.rsplit(".", 1)[-1], 0)
+        family_seconds[family] = family_seconds.get(family, 0) + seconds.get(module.rsplit(".", 1)[1], 0)
 
     def weight(item: pytest.Item) -> tuple[float, str, float, str]:
-        if id(item) not in ours:
+        module = getattr(getattr(item, "module", None), "__name__", "")
+        if module not in FAMILIES:
             return (0, "", 0, "")
-        module = item.module.__name__
         family = FAMILIES[module][1]
-        return (-family_seconds[family], family, -seconds.get(module.rsplit(".", 1)[-1], 0), module)
+        return (-family_seconds[family], family, -seconds.get(module.rsplit(".", 1)[1], 0), module)
 
     items.sort(key=weight)

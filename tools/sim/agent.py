@@ -87,20 +87,19 @@ def main(kubeconfig: str) -> None:
         apic = config.new_client_from_config(config_file=kubeconfig)
         return client.CoreV1Api(apic), client.CustomObjectsApi(apic)
 
-    health, domains, nccl, training, storage, *watchers = (clients() for _n in range(11))
-    nodes = cache.Cache(watchers[0][0].list_node, keep=cache.node_view)
-    pods = cache.Cache(watchers[1][0].list_pod_for_all_namespaces, label_selector=workload_logs.JOBSET_NAME)
+    health, domains, nccl, training, storage = (clients() for _n in range(5))
+    nodes = cache.Cache(clients()[0].list_node, keep=cache.node_view)
+    pods = cache.Cache(clients()[0].list_pod_for_all_namespaces, label_selector=workload_logs.JOBSET_NAME)
     # The quarantine looks ten times a second: at the faulty nodes only, selected by the apiserver.
-    faulty = cache.Cache(watchers[2][0].list_node, label_selector=f"{HARDWARE_LABEL}={HARDWARE_VALUE}",
+    faulty = cache.Cache(clients()[0].list_node, label_selector=f"{HARDWARE_LABEL}={HARDWARE_VALUE}",
                          keep=cache.node_view)
     # The storage and ComputeDomain passes read watches too: an idle cluster then costs its apiserver no lists.
-    volumes_kept = cache.Cache(watchers[3][0].list_persistent_volume)
-    claims = cache.Cache(watchers[4][0].list_persistent_volume_claim_for_all_namespaces)
-    cds = cache.Cache(functools.partial(watchers[5][1].list_cluster_custom_object, *computedomain.CD, "computedomains"))
-    templates = cache.Cache(functools.partial(watchers[5][1].list_cluster_custom_object, *computedomain.DRA,
-                                              "resourceclaimtemplates"))
+    volumes_kept = cache.Cache(clients()[0].list_persistent_volume)
+    claims = cache.Cache(clients()[0].list_persistent_volume_claim_for_all_namespaces)
     # Only a cluster of a ComputeDomain profile has the ComputeDomain CRD (`up` installs it before the agent).
-    domain_caches = (cds, templates) if has_compute_domains(domains[1]) else ()
+    domain_kinds = ((*computedomain.CD, "computedomains"), (*computedomain.DRA, "resourceclaimtemplates"))
+    domain_caches = tuple(cache.Cache(functools.partial(clients()[1].list_cluster_custom_object, *kind))
+                          for kind in domain_kinds) if has_compute_domains(domains[1]) else ()
     kept_all = (nodes, pods, faulty, volumes_kept, claims, *domain_caches)
     for kept in kept_all:
         threading.Thread(target=kept.run, daemon=True).start()
@@ -113,7 +112,7 @@ def main(kubeconfig: str) -> None:
               (functools.partial(trainer.tick, training[0], training[1], pods, nodes), SLOW_POLL_SECONDS),
               (functools.partial(volumes.provision, storage[0], volumes_kept, claims), SLOW_POLL_SECONDS)]
     if domain_caches:
-        passes.append((functools.partial(computedomain.reconcile, domains[1], cds, templates), SLOW_POLL_SECONDS))
+        passes.append((functools.partial(computedomain.reconcile, domains[1], *domain_caches), SLOW_POLL_SECONDS))
     threads = [threading.Thread(target=repeat, args=pair, daemon=True) for pair in passes]
     for thread in threads:
         thread.start()
