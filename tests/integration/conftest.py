@@ -40,6 +40,9 @@ def _name(kind: str) -> str:
     return f"t{os.getpid()}-{kind}"
 
 
+# The kubelet's 10 s restart back-off, compressed 100 times: a crash-looping pod spends its Job's backoffLimit (6)
+# in 3 s instead of 5 minutes. The back-off's own steps are tested at this scale (test_sim_fidelity).
+BACKOFF_MS = 100
 SIM = ("aws-gb200", NODES)  # the `sim` fixture's cluster, for pytest.mark.clusters
 
 
@@ -83,7 +86,7 @@ class Pool:
                 cluster.down(self._sims.pop(old).name, missing_ok=True)
                 del self._user[old]
             name = _name(f"{profile}-{nodes}" + (f"-{instance}" if instance else ""))
-            kubeconfig = cluster.up(profile, nodes, name)
+            kubeconfig = cluster.up(profile, nodes, name, backoff_ms=BACKOFF_MS)
             api = cluster.api(kubeconfig)
             install_crds(api)
             self._sims[key] = Sim(name, kubeconfig, api)
@@ -184,7 +187,7 @@ def own_sim(kind: str, profile: str, nodes: int, pod_ms: int = cluster.stages.DE
     """A cluster with the NVCRE CRDs for one module's tests, torn down when they end (so a session never holds
     every module's cluster at once)."""
     name = _name(kind)
-    kubeconfig = cluster.up(profile, nodes, name, pod_ms)
+    kubeconfig = cluster.up(profile, nodes, name, pod_ms, BACKOFF_MS)
     try:
         api = cluster.api(kubeconfig)
         install_crds(api)
@@ -202,7 +205,7 @@ def make_sim() -> Iterator[Callable[..., Sim]]:
     def make(kind: str, profile: str, nodes: int, pod_ms: int = cluster.stages.DEFAULT_POD_MILLISECONDS) -> Sim:
         name = _name(kind)
         made.append(name)
-        kubeconfig = cluster.up(profile, nodes, name, pod_ms)
+        kubeconfig = cluster.up(profile, nodes, name, pod_ms, BACKOFF_MS)
         api = cluster.api(kubeconfig)
         install_crds(api)
         return Sim(name, kubeconfig, api)

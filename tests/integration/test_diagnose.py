@@ -63,10 +63,6 @@ def start(sim: Sim) -> str:
     wf = copy.deepcopy(CATALOG)
     wf["metadata"] = {"name": NAME, "namespace": ns}
     del wf["spec"]["orchestration"]["diagnose"]["topologyKey"]
-    # As the seed Workflow: a failed pod is not retried (it could land on another node of its group and pass)
-    for job in wf["spec"]["dependencies"][0]["spec"]["template"]["spec"]["replicatedJobs"]:
-        job["template"]["spec"]["backoffLimit"] = 0
-        job["template"]["spec"]["template"]["spec"]["restartPolicy"] = "Never"
     client.CustomObjectsApi(sim.api).create_namespaced_custom_object(*NVCRE, ns, "workflows", wf)
     return ns
 

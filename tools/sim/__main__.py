@@ -37,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     p_up.add_argument("--name", default="cre")
     p_up.add_argument("--pod-ms", type=int, default=stages.DEFAULT_POD_MILLISECONDS,
                       help="how long a Job pod runs before it succeeds")
+    p_up.add_argument("--backoff-ms", type=int, default=stages.KUBELET_BACKOFF_MS,
+                      help="the kubelet's first back-off before restarting a crashed container (it doubles up to "
+                           "30 times this; default the kubelet's 10 s)")
     p_down = sub.add_parser("down", help="stop a cluster and remove its files")
     p_down.add_argument("--name", default="cre")
     sub.add_parser("status", help="list the clusters")
@@ -64,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.cmd == "up":
-            print(cluster.up(args.profile, args.nodes, args.name, args.pod_ms))
+            print(cluster.up(args.profile, args.nodes, args.name, args.pod_ms, args.backoff_ms))
         elif args.cmd == "down":
             cluster.down(args.name)
         elif args.cmd == "status":

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kubernetes import client, config
 
-from . import cache, computedomain, training_logs, volumes, workload_logs
+from . import cache, computedomain, ranks, training_logs, volumes, workload_logs
 from .faults import HARDWARE_LABEL, HARDWARE_VALUE
 
 POLL_SECONDS = 0.1          # the quarantine: it must see a faulty node's pod run before the fault fails it
@@ -87,7 +87,7 @@ def main(kubeconfig: str) -> None:
         apic = config.new_client_from_config(config_file=kubeconfig)
         return client.CoreV1Api(apic), client.CustomObjectsApi(apic)
 
-    health, domains, nccl, training, storage = (clients() for _n in range(5))
+    health, domains, nccl, training, storage, launchers = (clients() for _n in range(6))
     nodes = cache.Cache(clients()[0].list_node, keep=cache.node_view)
     pods = cache.Cache(clients()[0].list_pod_for_all_namespaces, label_selector=workload_logs.JOBSET_NAME)
     # The quarantine looks ten times a second: at the faulty nodes only, selected by the apiserver.
@@ -108,6 +108,8 @@ def main(kubeconfig: str) -> None:
     # (pass, seconds between runs): only the quarantine races a fault; the others can look less often, which
     # keeps a test session's many small clusters from loading the machine.
     passes = [(functools.partial(quarantine_loaded_faulty_nodes, health[0], faulty), POLL_SECONDS),
+              # mpirun and torchrun react to a lost rank within the run: before a short pod completes.
+              (functools.partial(ranks.spread, launchers[0], pods, set()), POLL_SECONDS),
               (functools.partial(workload_logs.emit, nccl[0], nccl[1], logs_dir, served, pods), SLOW_POLL_SECONDS),
               (functools.partial(trainer.tick, training[0], training[1], pods, nodes), SLOW_POLL_SECONDS),
               (functools.partial(volumes.provision, storage[0], volumes_kept, claims), SLOW_POLL_SECONDS)]

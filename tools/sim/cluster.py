@@ -106,14 +106,17 @@ def ports_taken() -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def up(profile: str, nodes: int, name: str, pod_milliseconds: int = stages.DEFAULT_POD_MILLISECONDS) -> Path:
+def up(profile: str, nodes: int, name: str, pod_milliseconds: int = stages.DEFAULT_POD_MILLISECONDS,
+       backoff_ms: int = stages.KUBELET_BACKOFF_MS) -> Path:
     """Start a cluster and return its kubeconfig path. On any failure, tear down what was started."""
     validate_up(profile, nodes, name)
+    if backoff_ms < 0:
+        raise SimError(f"--backoff-ms must be 0 or more, got {backoff_ms}")
     bin_dir, assets = binaries()
     attempt = 1
     while True:
         try:
-            return _up(bin_dir, assets, profile, nodes, name, pod_milliseconds)
+            return _up(bin_dir, assets, profile, nodes, name, pod_milliseconds, backoff_ms)
         except ComponentDied:
             down(name, missing_ok=True)
             if attempt >= STARTS:
@@ -151,7 +154,7 @@ def _alive(name: str) -> None:
             raise ComponentDied(f"{component} of cluster {name!r} is not running: {' '.join(last)[-300:]}") from None
 
 
-def _up(bin_dir: Path, assets: Path, profile: str, nodes: int, name: str, pod_ms: int) -> Path:
+def _up(bin_dir: Path, assets: Path, profile: str, nodes: int, name: str, pod_ms: int, backoff_ms: int) -> Path:
     run = cluster_dir(name) / "cre"
     run.mkdir(parents=True)
     sched = {
@@ -197,12 +200,13 @@ def _up(bin_dir: Path, assets: Path, profile: str, nodes: int, name: str, pod_ms
         time.sleep(1)  # a component that cannot bind its port exits within a second
         _alive(name)
     kubeconfig = cluster_dir(name) / "kubeconfig.yaml"
-    state = ClusterState(name=name, profile=profile, nodes=nodes, kubeconfig=str(kubeconfig), pod_ms=pod_ms)
+    state = ClusterState(name=name, profile=profile, nodes=nodes, kubeconfig=str(kubeconfig), pod_ms=pod_ms,
+                         backoff_ms=backoff_ms)
     state.save()
     apic = api(kubeconfig)
     custom = client.CustomObjectsApi(apic)
     _wait_crd(apic, "stages.kwok.x-k8s.io")
-    for stage in stages.base_stages(assets, pod_ms):
+    for stage in stages.base_stages(assets, pod_ms, backoff_ms):
         custom.create_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages", stage)
     node_objs = profiles.build_nodes(profile, nodes)
     _create_nodes(apic, node_objs)

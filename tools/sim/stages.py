@@ -17,50 +17,141 @@ FAULT_EXIT = {
     # A stalled run prints nothing more but keeps running; a day later it is killed, as a stuck job would be.
     "stall": (1, "Error", "simulated stall: no progress"),
 }
-CRASH = (1, "Error", "simulated training crash after a checkpoint")
-CRASH_POD_ANNOTATION = "sim.cre.certification/crash"
 # A broken GPU takes a moment to kill the process (less than a pod's run, so the fault always wins): long
 # enough for the health agent's quarantine to be seen by a node-health monitor while the Job still runs.
 FAULT_DELAY_MS = {"hardware": 800, "workload": 0, "stall": 24 * 3600 * 1000}
 
-_FAILED_STATUS = """\
-{{ $now := Now }}
-conditions:
+# The agents end a container by annotating its pod (`exit_annotations`): the exit code and message, and the
+# restart of the container they end, so that the restarted container runs until judged again.
+EXIT_AT = "sim.cre.certification/exit-at-restart"
+EXIT_CODE = "sim.cre.certification/exit-code"
+EXIT_MESSAGE = "sim.cre.certification/exit-message"
+EXIT = "cre-exit"
+
+# The kubelet's back-off between restarts of a crashed container (the kubelet's defaults): the first restart at
+# once, then 10 s doubling to 5 minutes. Tests compress it per cluster (`up --backoff-ms`).
+KUBELET_BACKOFF_MS = 10000
+BACKOFF_STEPS = (0, 1, 2, 4, 8, 16, 30)   # times the base, by the restarts already made; 30 x 10 s = the 300 s cap
+RESTART = "kubelet-restart"
+CRASH_LOOP = "CrashLoopBackOff"
+# Processes that never end on their own: a pod running one completes only when it is deleted (an MPI worker's
+# sshd serves its launcher until the JobSet ends).
+DAEMONS = ("sshd -D",)
+
+_RUNNING_CONDITIONS = """conditions:
 - lastTransitionTime: {{ $now | Quote }}
-  status: "False"
+  status: "@READY@"
   type: Ready
 - lastTransitionTime: {{ $now | Quote }}
-  status: "False"
+  status: "@READY@"
   type: ContainersReady
-containerStatuses:
+"""
+
+# A container's exit as the kubelet reports it: under restartPolicy Never the pod fails; otherwise the container
+# waits in CrashLoopBackOff on the same node, its exit in lastState, until `RESTART` starts it again.
+_EXIT_STATUS = """{{ $now := Now }}
+{{ $root := . }}
+{{ $never := eq (or .spec.restartPolicy "Always") "Never" }}
+@CONDITIONS@containerStatuses:
 {{ range $index, $item := .spec.containers }}
+{{ $origin := index $root.status.containerStatuses $index }}
+{{ $started := or (and $origin.state.running $origin.state.running.startedAt) $now }}
 - image: {{ $item.image | Quote }}
   name: {{ $item.name | Quote }}
   ready: false
-  restartCount: 0
+  restartCount: {{ or $origin.restartCount 0 }}
   started: false
+  {{ if $never }}
   state:
+    running: null
     terminated:
-      exitCode: %(exit)d
+      exitCode: @EXIT@
       finishedAt: {{ $now | Quote }}
-      reason: %(reason)s
-      message: %(message)s
+      reason: @REASON@
+      message: @MESSAGE@
+      startedAt: {{ $started | Quote }}
+  {{ else }}
+  lastState:
+    terminated:
+      exitCode: @EXIT@
+      finishedAt: {{ $now | Quote }}
+      reason: @REASON@
+      message: @MESSAGE@
+      startedAt: {{ $started | Quote }}
+  state:
+    running: null
+    waiting:
+      reason: @CRASH_LOOP@
+      {{ $pod := printf "%s_%s(%s)" $root.metadata.name $root.metadata.namespace $root.metadata.uid }}
+      message: {{ printf "back-off restarting failed container=%s pod=%s" $item.name $pod | Quote }}
+  {{ end }}
+{{ end }}
+phase: {{ if $never }}Failed{{ else }}Running{{ end }}
+""".replace("@CONDITIONS@", _RUNNING_CONDITIONS.replace("@READY@", "False")).replace("@CRASH_LOOP@", CRASH_LOOP)
+
+_RESTARTED_STATUS = """{{ $now := Now }}
+{{ $root := . }}
+@CONDITIONS@containerStatuses:
+{{ range $index, $item := .spec.containers }}
+{{ $origin := index $root.status.containerStatuses $index }}
+- image: {{ $item.image | Quote }}
+  name: {{ $item.name | Quote }}
+  ready: true
+  restartCount: {{ add1 (or $origin.restartCount 0) }}
+  started: true
+  state:
+    waiting: null
+    running:
       startedAt: {{ $now | Quote }}
 {{ end }}
-phase: Failed
-"""
+phase: Running
+""".replace("@CONDITIONS@", _RUNNING_CONDITIONS.replace("@READY@", "True"))
 
 
-def base_stages(assets: Path, pod_milliseconds: int = DEFAULT_POD_MILLISECONDS) -> list[dict]:
-    """kwok's default node and pod stages (loaded from the kwok module), pod-complete delayed, and the stage
-    that fails a training pod the simulated workload marks as crashed (`training_logs`)."""
+def base_stages(assets: Path, pod_milliseconds: int = DEFAULT_POD_MILLISECONDS,
+                backoff_ms: int = KUBELET_BACKOFF_MS) -> list[dict]:
+    """kwok's default node and pod stages (loaded from the kwok module) with pod-complete delayed and held back
+    from crash-looping and daemon containers, the kubelet's restart of a crashed container, and the stage that
+    ends a container the agents judged failed (`EXIT_AT`)."""
     stages = [yaml.safe_load(p.read_text()) for p in sorted((assets / "stages").glob("*.yaml"))]
     for stage in stages:
         if stage["metadata"]["name"] == POD_COMPLETE:
             stage["spec"]["delay"] = pod_complete_delay(pod_milliseconds, {})
-    crash = _failing("cre-fault-crash", [{"key": f'.metadata.annotations["{CRASH_POD_ANNOTATION}"]',
-                                          "operator": "In", "values": ["true"]}], CRASH, 0)
-    return [*stages, crash]
+            stage["spec"]["selector"]["matchExpressions"] += [_READY, {"cel": {"expression": _NOT_DAEMON}}]
+    exit_ = ("{{ index $root.metadata.annotations " + json.dumps(EXIT_CODE) + " }}",
+             "Error", "{{ index $root.metadata.annotations " + json.dumps(EXIT_MESSAGE) + " | Quote }}")
+    # kwok's CEL knows no ContainerStatus type: jq reads the restarts.
+    judged = {"key": f'.metadata.annotations[{json.dumps(EXIT_AT)}] == ({_RESTARTS} | tostring)', "operator": "In",
+              "values": ["true"]}
+    return [*stages, _failing(EXIT, [judged], exit_, 0), restart_stage(backoff_ms)]
+
+
+_RESTARTS = ".status.containerStatuses[0].restartCount // 0"
+_READY = {"key": '.status.conditions.[] | select( .type == "Ready" ) | .status', "operator": "In", "values": ["True"]}
+_NOT_DAEMON = "!self.spec.containers.exists(c, " + " || ".join(
+    f"c.command.exists(w, w.contains({json.dumps(d)})) || c.args.exists(w, w.contains({json.dumps(d)}))"
+    for d in DAEMONS) + ")"
+
+
+def restart_stage(backoff_ms: int) -> dict:
+    """The kubelet starting a crashed container again on its node, after the back-off its restarts so far earned."""
+    steps = json.dumps([backoff_ms * step for step in BACKOFF_STEPS])
+    return {
+        "apiVersion": "kwok.x-k8s.io/v1alpha1",
+        "kind": "Stage",
+        "metadata": {"name": RESTART},
+        "spec": {
+            "resourceRef": {"apiGroup": "v1", "kind": "Pod"},
+            "selector": {"matchExpressions": [
+                {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
+                {"key": ".status.phase", "operator": "In", "values": ["Running"]},
+                {"key": ".status.containerStatuses.[].state.waiting.reason", "operator": "In", "values": [CRASH_LOOP]},
+            ]},
+            "delay": {"durationMilliseconds": backoff_ms, "durationFrom": {"jq": {"expression":
+                      f'"\\({steps}[[{_RESTARTS}, {len(BACKOFF_STEPS) - 1}] | min])ms"'}}},
+            "next": {"statusTemplate": _RESTARTED_STATUS},
+        },
+    }
 
 
 def pod_complete_delay(default_ms: int, by_namespace: dict[str, int]) -> dict:
@@ -75,12 +166,20 @@ def pod_complete_delay(default_ms: int, by_namespace: dict[str, int]) -> dict:
 
 
 def fault_stage(kind: str, nodes: list[str]) -> dict:
-    """A Stage that fails the Job-owned Running pods on `nodes`; its weight beats pod-complete."""
+    """A Stage that ends the running containers of the Job-owned pods on `nodes`; its weight beats pod-complete."""
+    exit_code, reason, message = FAULT_EXIT[kind]
     return _failing(f"cre-fault-{kind}", [{"cel": {"expression": f"self.spec.nodeName in {json.dumps(sorted(nodes))}"}}],
-                    FAULT_EXIT[kind], FAULT_DELAY_MS[kind])
+                    (str(exit_code), reason, json.dumps(message)), FAULT_DELAY_MS[kind])
 
 
-def _failing(name: str, match: list[dict], exit_: tuple[int, str, str], delay_ms: int) -> dict:
+def exit_annotations(restarts: int, code: int, message: str) -> dict[str, str]:
+    """What an agent sets on a pod to end its container that has restarted `restarts` times."""
+    return {EXIT_AT: str(restarts), EXIT_CODE: str(code), EXIT_MESSAGE: message}
+
+
+def _failing(name: str, match: list[dict], exit_: tuple[str, str, str], delay_ms: int) -> dict:
+    """A Stage that ends the running, ready container of the Job-owned pods `match` selects (`exit_`: the exit
+    code, reason and message as template text), as the kubelet reports an exit."""
     exit_code, reason, message = exit_
     return {
         "apiVersion": "kwok.x-k8s.io/v1alpha1",
@@ -92,15 +191,14 @@ def _failing(name: str, match: list[dict], exit_: tuple[int, str, str], delay_ms
                 "matchExpressions": [
                     {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
                     {"key": ".status.phase", "operator": "In", "values": ["Running"]},
+                    _READY,
                     {"key": ".metadata.ownerReferences.[].kind", "operator": "In", "values": ["Job"]},
                     *match,
                 ]
             },
             "weight": 10000,
             "delay": {"durationMilliseconds": delay_ms},
-            "next": {
-                "statusTemplate": _FAILED_STATUS
-                % {"exit": exit_code, "reason": reason, "message": json.dumps(message)},
-            },
+            "next": {"statusTemplate": _EXIT_STATUS.replace("@EXIT@", exit_code).replace("@REASON@", reason)
+                     .replace("@MESSAGE@", message)},
         },
     }

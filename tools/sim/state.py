@@ -7,7 +7,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .stages import DEFAULT_POD_MILLISECONDS
+from .stages import DEFAULT_POD_MILLISECONDS, KUBELET_BACKOFF_MS
 
 NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$")
 
@@ -40,6 +40,7 @@ class ClusterState:
     links: list[list] = field(default_factory=list)  # link faults: [domain label, domain, peer, factor]
     pod_ms: int = DEFAULT_POD_MILLISECONDS  # how long a Job pod runs, unless its namespace has a duration of its own
     namespace_pod_ms: dict[str, int] = field(default_factory=dict)
+    backoff_ms: int = KUBELET_BACKOFF_MS  # the kubelet's first back-off before restarting a crashed container
 
     @staticmethod
     def path(name: str) -> Path:

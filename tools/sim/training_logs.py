@@ -3,8 +3,10 @@
 Worker-0 prints the application start and the checkpoint lines; the last worker prints an `iteration` line
 every 10 steps (Megatron's log interval), one every `LINE_SECONDS`, so the step time it prints is the pace it
 keeps. Faults: on a `stall` node the training lines stop after a few while the pods keep running; on a
-`crash` node worker-0 fails once, at its first checkpoint 15 s or more into the run, and the Job's next
-workload resumes from that checkpoint (`Loading checkpoint from …`) and finishes.
+`crash` node worker-0 crashes at its first checkpoint 15 s or more into the run; torchrun ends its peers
+(`ranks`), the kubelet restarts them in place, and every restart of that workload fails at NCCL init until
+its Job's backoffLimit is spent and the workload fails. The Job's next workload resumes from that checkpoint
+(`Loading checkpoint from …`) and finishes.
 """
 from __future__ import annotations
 
@@ -15,9 +17,8 @@ from typing import Any
 
 from kubernetes import client
 
-from . import workload_logs
+from . import containers, stages, workload_logs
 from .cache import Cache
-from .stages import CRASH_POD_ANNOTATION
 
 LINE_SECONDS = 0.5
 LOG_INTERVAL = 10
@@ -29,6 +30,10 @@ CRASH_AFTER_SECONDS = 15.0
 TFLOPS = 600.0
 CHECKPOINTS = "/mnt/workspace/checkpoints"
 FAULT_ANNOTATION = "sim.cre.certification/fault"           # on a node: stall | crash
+CRASH = (1, "simulated training crash after a checkpoint")
+# Every restart of a crashed workload fails at once (its ranks' NCCL init), until its Job gives up on it.
+CRASH_AGAIN = (1, "simulated training crash: NCCL error during communicator init after the crash")
+JOBSET_UID = "jobset.sigs.k8s.io/jobset-uid"
 CRASHED_ANNOTATION = "sim.cre.certification/crashed-jobs"  # on a crash node: the Jobs that crashed once
 JOB_LABEL = "nvcre.nvidia.com/job"
 INDEX = "batch.kubernetes.io/job-completion-index"
@@ -77,6 +82,7 @@ class Trainer:
 
     logs_dir: Path
     runs: dict[str, Run] = field(default_factory=dict)
+    crashed: set[str] = field(default_factory=set)   # the workloads (JobSet uids) that crashed
 
     def tick(self, core: client.CoreV1Api, custom: client.CustomObjectsApi, pods_cache: Cache,
              nodes_cache: Cache) -> None:
@@ -88,6 +94,10 @@ class Trainer:
         groups = workload_logs.by_jobset(pods)
         now = datetime.now(UTC)
         for pod in pods:
+            if pod["metadata"]["labels"].get(JOBSET_UID) in self.crashed:
+                if containers.up(pod) and not containers.judged(pod):
+                    _end(core, pod, CRASH_AGAIN)
+                continue
             self._advance(core, custom, pod, groups[pod["metadata"]["labels"][workload_logs.JOBSET_NAME]], nodes, now)
 
     def _advance(self, core: client.CoreV1Api, custom: client.CustomObjectsApi, pod: Obj, group: list[Obj],
@@ -137,6 +147,7 @@ class Trainer:
                 if crash_node is not None and not crashed_before and not run.crashed and \
                         (when - run.start).total_seconds() >= CRASH_AFTER_SECONDS:
                     run.crashed = True
+                    self.crashed.add(meta["labels"].get(JOBSET_UID, ""))
                     self._crash(core, crash_node, job, pod)
         if lines:
             with run.path.open("a", encoding="utf-8") as handle:
@@ -144,14 +155,15 @@ class Trainer:
 
     @staticmethod
     def _crash(core: client.CoreV1Api, node: Obj, job: str, pod: Obj) -> None:
-        """Remember the Job crashed once (its next workload resumes), make the crash fatal to the workload (its
-        batch Job retries no pod, as when a crash has used up its retries), then let the crash stage fail the pod."""
+        """Remember the Job crashed once (its next workload resumes from the checkpoint), then end the pod's
+        container; the kubelet restarts it, and `tick` fails each restart until the workload's Job gives up."""
         done = [j for j in (_annotations(node).get(CRASHED_ANNOTATION) or "").split(",") if j]
         core.patch_node(node["metadata"]["name"], {"metadata": {"annotations": {CRASHED_ANNOTATION: ",".join([*done, job])}}})
-        meta = pod["metadata"]
-        batch_job = (meta.get("labels") or {}).get("batch.kubernetes.io/job-name")
-        if batch_job:
-            client.BatchV1Api(core.api_client).patch_namespaced_job(
-                batch_job, meta["namespace"], {"spec": {"backoffLimit": 0}})
-        core.patch_namespaced_pod(meta["name"], meta["namespace"],
-                                  {"metadata": {"annotations": {CRASH_POD_ANNOTATION: "true"}}})
+        _end(core, pod, CRASH)
+
+
+def _end(core: client.CoreV1Api, pod: Obj, exit_: tuple[int, str]) -> None:
+    """End the pod's running container with `exit_` (code, message)."""
+    meta = pod["metadata"]
+    core.patch_namespaced_pod(meta["name"], meta["namespace"], {"metadata": {"annotations": stages.exit_annotations(
+        containers.restarts(pod), *exit_)}})

@@ -25,7 +25,7 @@ from typing import Any
 
 from kubernetes import client
 
-from . import profiles
+from . import containers, profiles
 from .cache import Cache
 
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
@@ -174,6 +174,15 @@ def pod_log(pod: Obj, pods: list[Obj], nodes: dict[str, Obj], now: datetime) -> 
     return cri(table(run[0], run[1], run[2], peak, gpu.count * len(own), TRANSPORT.get(platform, "IB")), now)
 
 
+def _mpirun_ran(pod: Obj, group: list[Obj]) -> bool:
+    """The pod prints now, unless it is an MPI launcher that has not run with all its workers up yet: mpirun
+    prints its table once it reached every worker (`ranks` ends a launcher that runs without one)."""
+    workers = [p for p in group if containers.serves(p)]
+    if not workers or (pod.get("status") or {}).get("phase") == "Succeeded":
+        return True
+    return containers.up(pod) and all(containers.up(p) for p in workers)
+
+
 def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path, done: set[str],
          pods_cache: Cache) -> list[str]:
     """Give every new Running workload pod its log; returns the pods served this pass."""
@@ -190,6 +199,8 @@ def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path
     now = datetime.now(UTC)
     logs_dir.mkdir(parents=True, exist_ok=True)
     for pod in fresh:
+        if not _mpirun_ran(pod, groups[_jobset(pod)]):
+            continue
         text = pod_log(pod, groups[_jobset(pod)], nodes, _started(pod, now))
         if text is None:
             if nccl_run(pod) is None:

@@ -1,0 +1,141 @@
+"""The simulated cluster fails as a real one does (docs/dev/simulator-fidelity.md), on the catalog as shipped: a
+failing container is restarted in place by the kubelet until its Job's backoffLimit is spent, MPI workers hold
+their node until the launcher ends, and the NVCRE verdict follows from that, never from a retry elsewhere."""
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import pytest
+from kubernetes import client
+
+from tests.ansible_run import ansible_module
+from tools.sim import cluster
+
+from .conftest import Sim
+
+pytestmark = pytest.mark.clusters(("aws-h100", 16))
+
+NODES = [f"gpu-node-{i:03d}" for i in range(16)]
+BAD = "gpu-node-005"
+_ns = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def h100(pooled: Callable[..., Sim]) -> Sim:
+    return pooled("aws-h100", 16)
+
+
+@dataclass
+class Seen:
+    """What the pods of a namespace did while a run went on: each pod's nodes, highest restartCount, phases and
+    the exit messages its containers reported."""
+
+    nodes: dict[str, set[str]] = field(default_factory=dict)
+    restarts: dict[str, int] = field(default_factory=dict)
+    phases: dict[str, set[str]] = field(default_factory=dict)
+    exits: dict[str, set[str]] = field(default_factory=dict)
+
+    def add(self, pod: client.V1Pod) -> None:
+        name = pod.metadata.name
+        if pod.spec.node_name:  # a pod not yet scheduled has none
+            self.nodes.setdefault(name, set()).add(pod.spec.node_name)
+        self.phases.setdefault(name, set()).add(pod.status.phase or "")
+        for status in pod.status.container_statuses or []:
+            self.restarts[name] = max(self.restarts.get(name, 0), status.restart_count or 0)
+            for state in (status.state, status.last_state):
+                if state and state.terminated and state.terminated.exit_code:
+                    self.exits.setdefault(name, set()).add(state.terminated.message or "")
+
+    def on(self, node: str) -> list[str]:
+        return sorted(name for name, nodes in self.nodes.items() if node in nodes)
+
+
+@pytest.fixture
+def watched(h100: Sim) -> Iterator[tuple[str, Seen]]:
+    """A fresh namespace and what its pods do, read every 100 ms; every node healthy again afterwards."""
+    ns = f"fidelity-{next(_ns)}"
+    core = client.CoreV1Api(h100.api)
+    core.create_namespace({"metadata": {"name": ns}})
+    seen, stop = Seen(), threading.Event()
+
+    def look() -> None:
+        while not stop.is_set():
+            for pod in core.list_namespaced_pod(ns).items:
+                seen.add(pod)
+            time.sleep(0.1)
+
+    thread = threading.Thread(target=look, daemon=True)
+    thread.start()
+    yield ns, seen
+    stop.set()
+    thread.join()
+    cluster.fault(h100.name, BAD, "none")
+
+
+def certify(sim: Sim, ns: str, variant: str, domain: str = "communication", **options: object) -> dict:
+    rc, result = ansible_module("certification_run", {
+        "kubeconfig": str(sim.kubeconfig), "name": "fidelity", "namespace": ns,
+        "categories": [{"domain": domain, "variant": variant, "options": options}],
+        "poll_interval": 0.5, "timeout": 240}, timeout=300)
+    assert rc == 0, result
+    (category,) = result["categories"]
+    return category
+
+
+def failed(category: dict) -> dict[str, str]:
+    return {f["name"]: f["reason"] for f in category["failed_nodes"]}
+
+
+def test_mpi_a_failing_worker_restarts_on_its_node_and_fails_only_its_group(h100: Sim, watched: tuple) -> None:
+    ns, seen = watched
+    cluster.fault(h100.name, BAD, "workload")
+    category = certify(h100, ns, "nccl-all-reduce", testScale="full-scale", nodesPerJob=4)
+    group = next(g for g in (NODES[i:i + 4] for i in range(0, 16, 4)) if BAD in g)
+    assert failed(category) == dict.fromkeys(group, "WorkloadFailed"), category
+    assert category["succeeded_nodes"] == [n for n in NODES if n not in group]
+    # The kubelet restarted the worker where it ran; no pod of the run ever ran it elsewhere, none succeeded.
+    (worker,) = [p for p in seen.on(BAD) if "-node-" in p]
+    assert seen.nodes[worker] == {BAD} and seen.restarts[worker] >= 1
+    assert "Succeeded" not in seen.phases[worker]
+    assert seen.exits[worker] == {"simulated workload fault: process exited with status 1"}
+    events = client.CoreV1Api(h100.api).list_namespaced_event(ns, field_selector="reason=BackoffLimitExceeded").items
+    assert [e.involved_object.kind for e in events] == ["Job"], [e.message for e in events]
+
+
+def test_mpi_workers_hold_their_nodes_until_the_launcher_ends(h100: Sim, watched: tuple) -> None:
+    ns, seen = watched
+    category = certify(h100, ns, "nccl-all-reduce", testScale="full-scale", nodesPerJob=8)
+    assert category["status"] == "Succeeded" and category["failed_nodes"] == [], category
+    workers = [p for p in seen.nodes if "-node-" in p]
+    launchers = [p for p in seen.nodes if "-launcher-" in p]
+    assert len(workers) == 16 and len(launchers) == 2
+    # sshd never exits: the workers end when the finished JobSet deletes them, never as Succeeded.
+    assert all(seen.phases[w] <= {"Pending", "Running"} for w in workers)
+    assert all("Succeeded" in seen.phases[launcher] for launcher in launchers)
+    assert client.CoreV1Api(h100.api).list_namespaced_pod(ns, label_selector="jobset.sigs.k8s.io/replicatedjob-name="
+                                                                               "node").items == []
+
+
+def test_torch_loopback_restarts_in_place_until_its_backoff_limit(h100: Sim, watched: tuple) -> None:
+    ns, seen = watched
+    cluster.fault(h100.name, BAD, "workload")
+    category = certify(h100, ns, "nccl-loopback")
+    assert failed(category) == {BAD: "WorkloadFailed"}, category
+    assert category["succeeded_nodes"] == [n for n in NODES if n != BAD]
+    (pod,) = seen.on(BAD)
+    # backoffLimit 6 (the Job's default, the catalog sets none): six restarts on the node, then the Job fails.
+    assert seen.nodes[pod] == {BAD} and seen.restarts[pod] == 6 and "Succeeded" not in seen.phases[pod]
+
+
+def test_exec_restart_policy_never_fails_the_pod_without_a_restart(h100: Sim, watched: tuple) -> None:
+    ns, seen = watched
+    cluster.fault(h100.name, BAD, "workload")
+    category = certify(h100, ns, "dcgm-level1", domain="diagnostics")
+    assert failed(category).get(BAD) == "WorkloadFailed", category
+    (pod,) = seen.on(BAD)
+    assert seen.restarts[pod] == 0 and "Failed" in seen.phases[pod]
+    assert seen.exits[pod] == {"simulated workload fault: process exited with status 1"}

@@ -1,0 +1,47 @@
+"""The kubelet as the simulator's kwok Stages play it (no cluster: the Stages as kwok reads them)."""
+from __future__ import annotations
+
+import json
+
+from tools.sim import stages
+
+
+def test_the_restart_back_off_is_the_kubelet_s_at_once_then_10s_doubling_to_5_minutes() -> None:
+    delay = stages.restart_stage(stages.KUBELET_BACKOFF_MS)["spec"]["delay"]
+    expression = delay["durationFrom"]["jq"]["expression"]
+    table = json.loads(expression[expression.index("["):expression.index("]") + 1])
+    assert table == [0, 10000, 20000, 40000, 80000, 160000, 300000]
+    assert "[.status.containerStatuses[0].restartCount // 0, 6] | min" in expression
+
+
+def test_a_compressed_back_off_keeps_the_kubelet_s_steps() -> None:
+    expression = stages.restart_stage(100)["spec"]["delay"]["durationFrom"]["jq"]["expression"]
+    assert expression.startswith('"\\([0, 100, 200, 400, 800, 1600, 3000][')
+
+
+def test_the_restart_starts_a_crash_looping_container_on_its_node_and_counts_it() -> None:
+    stage = stages.restart_stage(100)
+    selector = stage["spec"]["selector"]["matchExpressions"]
+    assert {"key": ".status.containerStatuses.[].state.waiting.reason", "operator": "In",
+            "values": ["CrashLoopBackOff"]} in selector
+    template = stage["spec"]["next"]["statusTemplate"]
+    assert "restartCount: {{ add1 (or $origin.restartCount 0) }}" in template
+    assert "phase: Running" in template and "nodeName" not in template
+
+
+def test_a_fault_fails_the_pod_under_never_and_crash_loops_it_otherwise() -> None:
+    stage = stages.fault_stage("workload", ["gpu-node-001", "gpu-node-000"])
+    template = stage["spec"]["next"]["statusTemplate"]
+    assert '{{ $never := eq (or .spec.restartPolicy "Always") "Never" }}' in template
+    assert "phase: {{ if $never }}Failed{{ else }}Running{{ end }}" in template
+    assert "lastState:" in template and "reason: CrashLoopBackOff" in template
+    assert 'message: "simulated workload fault: process exited with status 1"' in template
+    assert {"cel": {"expression": 'self.spec.nodeName in ["gpu-node-000", "gpu-node-001"]'}} in \
+        stage["spec"]["selector"]["matchExpressions"]
+    # Only a running, ready container can exit: a crash-looping one waits for its restart.
+    assert stages._READY in stage["spec"]["selector"]["matchExpressions"]
+
+
+def test_an_agent_ends_one_restart_of_a_container() -> None:
+    assert stages.exit_annotations(3, 1, "mpirun failed") == {
+        stages.EXIT_AT: "3", stages.EXIT_CODE: "1", stages.EXIT_MESSAGE: "mpirun failed"}

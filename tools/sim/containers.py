@@ -1,0 +1,50 @@
+"""What a pod's status says of its (first) container, as the kubelet reports it: the simulator's agents act on it."""
+from __future__ import annotations
+
+from typing import Any
+
+from .stages import DAEMONS, EXIT_AT
+
+Obj = dict[str, Any]
+
+
+def _first(pod: Obj) -> Obj:
+    return ((pod.get("status") or {}).get("containerStatuses") or [{}])[0]
+
+
+def restarts(pod: Obj) -> int:
+    """How often the container has been restarted (the restart the EXIT stage compares with)."""
+    return int(_first(pod).get("restartCount") or 0)
+
+
+def up(pod: Obj) -> bool:
+    """Running with every container running and ready: a process others can talk to."""
+    status = pod.get("status") or {}
+    return (status.get("phase") == "Running" and not (pod.get("metadata") or {}).get("deletionTimestamp")
+            and any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
+            and all((s.get("state") or {}).get("running") for s in status.get("containerStatuses") or [{}]))
+
+
+def ended_at(pod: Obj) -> str:
+    """When the container last exited with an error ("" when it has not)."""
+    for state in (_first(pod).get("state"), _first(pod).get("lastState")):
+        terminated = (state or {}).get("terminated") or {}
+        if terminated.get("exitCode"):
+            return str(terminated.get("finishedAt") or "")
+    return ""
+
+
+def started_at(pod: Obj) -> str:
+    """When the running container started ("" when none runs)."""
+    return str(((_first(pod).get("state") or {}).get("running") or {}).get("startedAt") or "")
+
+
+def serves(pod: Obj) -> bool:
+    """The pod runs a daemon (an MPI worker's sshd): it never ends on its own."""
+    return any(daemon in str(word) for c in (pod.get("spec") or {}).get("containers") or []
+               for word in [*(c.get("command") or []), *(c.get("args") or [])] for daemon in DAEMONS)
+
+
+def judged(pod: Obj) -> bool:
+    """Its current container is already set to end (`stages.exit_annotations`)."""
+    return ((pod.get("metadata") or {}).get("annotations") or {}).get(EXIT_AT) == str(restarts(pod))

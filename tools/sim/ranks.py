@@ -1,0 +1,87 @@
+"""How one rank's failure spreads through its run, as the launchers of the catalog's runtimes spread it.
+
+A container's own exit is the kubelet's business (the fault stages, then `stages.RESTART`). What the other pods
+of the run do about it is the launcher's:
+
+- mpirun (an MPI JobSet: a `launcher` pod and its `node` workers running sshd): mpirun reaches every worker
+  when it starts and keeps a daemon on each while it runs. A launcher that runs while a worker is not up (not
+  Running and ready: crash-looping, failed, gone) exits 1 with ORTE's message and prints no table; the
+  launcher's Job then retries it as its restart policy says.
+- torchrun (every other multi-pod JobSet): the ranks of a run form one process group; when one exits with an
+  error, the others' collectives fail and they exit too (torchrun's default `--max-restarts 0`), so every pod of
+  the run restarts (or fails) together.
+
+Each pass looks at the Job pods of the workload JobSets (the agent's pod cache) and ends, through the
+`stages.EXIT` annotations, the containers that must end; a container is judged once per restart.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from kubernetes import client
+
+from . import stages
+from .cache import Cache
+from .containers import ended_at, judged, restarts, serves, started_at, up
+from .workload_logs import by_jobset
+
+Obj = dict[str, Any]
+REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
+LAUNCHER = "launcher"
+MPIRUN_NO_DAEMON = ("ORTE was unable to reliably start one or more daemons: ssh to worker {worker} failed "
+                    "(Connection refused)")
+MPIRUN_LOST_DAEMON = ("ORTE has lost communication with a remote daemon on worker {worker}: we cannot recover "
+                      "from this failure, and therefore will terminate the job")
+TORCH_PEER_FAILED = ("torch.distributed.DistBackendError: NCCL communicator was aborted: rank {rank} of the "
+                     "process group (pod {pod}) exited")
+
+
+def _role(pod: Obj) -> str:
+    return ((pod.get("metadata") or {}).get("labels") or {}).get(REPLICATED_JOB) or ""
+
+
+def _when(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def verdicts(group: list[Obj], seen_up: set[str]) -> dict[str, str]:
+    """pod name -> the message its container exits with, for the pods of one JobSet that must end now.
+    `seen_up`: the launchers (uid/restart) already seen running beside all their workers (kept across passes)."""
+    workers = sorted((p for p in group if serves(p)), key=lambda p: p["metadata"]["name"])
+    if workers:
+        launchers = [p for p in group if _role(p) == LAUNCHER]
+        down = next((w["metadata"]["name"] for w in workers if not up(w)), None)
+        out = {}
+        for launcher in (p for p in launchers if up(p) and not judged(p)):
+            key = f"{launcher['metadata']['uid']}/{restarts(launcher)}"
+            if down is None:
+                seen_up.add(key)
+            else:
+                message = MPIRUN_LOST_DAEMON if key in seen_up else MPIRUN_NO_DAEMON
+                out[launcher["metadata"]["name"]] = message.format(worker=down)
+        return out
+    # torchrun: a rank that exited with an error after a peer's container started ends that peer.
+    failed = [(p, ended_at(p)) for p in group if ended_at(p)]
+    out = {}
+    for peer in (p for p in group if up(p) and not judged(p)):
+        started = started_at(peer)
+        cause = next((f for f, ended in failed if f is not peer and started and _when(ended) >= _when(started)), None)
+        if cause is not None:
+            rank = ((cause.get("metadata") or {}).get("labels") or {}).get("batch.kubernetes.io/job-completion-index", "0")
+            out[peer["metadata"]["name"]] = TORCH_PEER_FAILED.format(rank=rank, pod=cause["metadata"]["name"])
+    return out
+
+
+def spread(core: client.CoreV1Api, pods_cache: Cache, seen_up: set[str]) -> list[str]:
+    """One pass: end the containers whose run lost a rank; returns the pods ended."""
+    ended = []
+    for group in by_jobset(pods_cache.items()).values():
+        if len(group) < 2:
+            continue
+        for name, message in verdicts(group, seen_up).items():
+            pod = next(p for p in group if p["metadata"]["name"] == name)
+            core.patch_namespaced_pod(name, pod["metadata"]["namespace"], {"metadata": {
+                "annotations": stages.exit_annotations(restarts(pod), 1, message)}})
+            ended.append(name)
+    return ended
