@@ -116,8 +116,8 @@ def test_mpi_workers_hold_their_nodes_until_the_launcher_ends(h100: Sim, watched
     # sshd never exits: the workers end when the finished JobSet deletes them, never as Succeeded.
     assert all(seen.phases[w] <= {"Pending", "Running"} for w in workers)
     assert all("Succeeded" in seen.phases[launcher] for launcher in launchers)
-    assert client.CoreV1Api(h100.api).list_namespaced_pod(ns, label_selector="jobset.sigs.k8s.io/replicatedjob-name="
-                                                                               "node").items == []
+    left = client.CoreV1Api(h100.api).list_namespaced_pod(ns, label_selector="jobset.sigs.k8s.io/replicatedjob-name=node")
+    assert left.items == []
 
 
 def test_torch_loopback_restarts_in_place_until_its_backoff_limit(h100: Sim, watched: tuple) -> None:

@@ -61,8 +61,7 @@ _EXIT_STATUS = """{{ $now := Now }}
   ready: false
   restartCount: {{ or $origin.restartCount 0 }}
   started: false
-  {{ if $never }}
-  state:
+  {{ if $never }}state{{ else }}lastState{{ end }}:
     running: null
     terminated:
       exitCode: @EXIT@
@@ -70,14 +69,7 @@ _EXIT_STATUS = """{{ $now := Now }}
       reason: @REASON@
       message: @MESSAGE@
       startedAt: {{ $started | Quote }}
-  {{ else }}
-  lastState:
-    terminated:
-      exitCode: @EXIT@
-      finishedAt: {{ $now | Quote }}
-      reason: @REASON@
-      message: @MESSAGE@
-      startedAt: {{ $started | Quote }}
+  {{ if not $never }}
   state:
     running: null
     waiting:
