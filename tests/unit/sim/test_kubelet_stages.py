@@ -34,7 +34,7 @@ def test_a_fault_fails_the_pod_under_never_and_crash_loops_it_otherwise() -> Non
     template = stage["spec"]["next"]["statusTemplate"]
     assert '{{ $never := eq (or .spec.restartPolicy "Always") "Never" }}' in template
     assert "phase: {{ if $never }}Failed{{ else }}Running{{ end }}" in template
-    assert "lastState:" in template and "reason: CrashLoopBackOff" in template
+    assert "{{ if $never }}state{{ else }}lastState{{ end }}:" in template and "reason: CrashLoopBackOff" in template
     assert 'message: "simulated workload fault: process exited with status 1"' in template
     assert {"cel": {"expression": 'self.spec.nodeName in ["gpu-node-000", "gpu-node-001"]'}} in \
         stage["spec"]["selector"]["matchExpressions"]
