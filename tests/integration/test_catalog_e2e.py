@@ -15,6 +15,7 @@ from kubernetes import client
 from tests.ansible_run import ansible_module
 
 from .conftest import Sim
+from .pods_seen import Seen, watching
 
 pytestmark = pytest.mark.clusters(("aws-h100", 4))
 
@@ -34,9 +35,10 @@ def test_one_certification_of_every_category_succeeds(h100: Sim) -> None:
     _rc, listing = ansible_module("catalog_info", {})
     categories = [{"domain": c["domain"], "variant": c["variant"]} for c in listing["categories"]]
     assert len(categories) == 11, categories
-    rc, result = ansible_module("certification_run", {
-        "kubeconfig": str(h100.kubeconfig), "name": "every", "namespace": NAMESPACE, "categories": categories,
-        "poll_interval": 0.5, "timeout": 900}, timeout=1000)
+    with watching(h100.api, NAMESPACE) as seen:
+        rc, result = ansible_module("certification_run", {
+            "kubeconfig": str(h100.kubeconfig), "name": "every", "namespace": NAMESPACE, "categories": categories,
+            "poll_interval": 0.5, "timeout": 900}, timeout=1000)
     assert rc == 0, result
     by_key = {f"{c['domain']}/{c['variant']}": c for c in result["categories"]}
     assert list(by_key) == [f"{c['domain']}/{c['variant']}" for c in categories]
@@ -48,16 +50,18 @@ def test_one_certification_of_every_category_succeeds(h100: Sim) -> None:
     assert result["condition"]["reason"] == "AllWorkflowsSucceeded"
 
     for key, category in by_key.items():
-        check_workloads(h100.api, key, category["workflow"])
+        check_workloads(h100.api, seen, key, category["workflow"])
 
 
+ROLE = "jobset.sigs.k8s.io/replicatedjob-name"
 MPI = {"communication/nccl-all-reduce", "communication/nccl-all-gather", "communication/nccl-alltoall"}
 GPUS_PER_NODE = 8
 
 
-def check_workloads(api: client.ApiClient, key: str, workflow: str) -> None:
-    """The category's pods were bound by kube-scheduler to the cluster's nodes and succeeded, and the processes per
-    node reached the workload: MPI through Trainer's hostfile slots, torch (whose runtime policy is now empty)
+def check_workloads(api: client.ApiClient, seen: Seen, key: str, workflow: str) -> None:
+    """The category's pods were bound by kube-scheduler to the cluster's nodes and succeeded (MPI workers, whose
+    sshd never exits, ran until their finished JobSet deleted them), and the processes per node reached the
+    workload: MPI through Trainer's hostfile slots, torch (whose runtime policy is now empty)
     through PET_NPROC_PER_NODE from the TrainJob's trainer.numProcPerNode."""
     core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
     jobs = custom.list_namespaced_custom_object("nvcre.nvidia.com", "v1alpha1", NAMESPACE, "jobs",
@@ -72,12 +76,13 @@ def check_workloads(api: client.ApiClient, key: str, workflow: str) -> None:
         train_job = custom.get_namespaced_custom_object("trainer.kubeflow.org", "v1alpha1", NAMESPACE, "trainjobs",
                                                         f"{name}-workload")
         trainer = train_job["spec"]["trainer"]
-        pods = core.list_namespaced_pod(NAMESPACE, label_selector=f"nvcre.nvidia.com/job={name}").items
+        pods = seen.pods(**{"nvcre.nvidia.com/job": name})
         assert pods, (key, name)
         for pod in pods:
-            assert pod.status.phase == "Succeeded", (key, pod.metadata.name, pod.status.phase)
+            ended = "Running" if key in MPI and pod.metadata.labels[ROLE] == "node" else "Succeeded"
+            assert pod.status.phase == ended, (key, pod.metadata.name, pod.status.phase)
             assert bound.get(pod.metadata.name) == pod.spec.node_name, (key, pod.metadata.name)
-        nodes = [p for p in pods if p.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"] == "node"]
+        nodes = [p for p in pods if p.metadata.labels[ROLE] == "node"]
         assert len(nodes) == trainer["numNodes"], (key, name)
         workers += [p.spec.node_name for p in nodes]
         if key in MPI:

@@ -20,6 +20,7 @@ from ansible_collections.cre.certification.plugins.module_utils.kube.rest import
 from tests.ansible_run import ansible_module
 
 from .conftest import Sim
+from .pods_seen import watching
 from .seed import NVCRE, SEED
 
 CATEGORY = {"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "intra-node"}}
@@ -82,7 +83,8 @@ def seed_workflow() -> dict:
 # ---------------------------------------------------------------- the Certification tier
 
 def test_nic_resource_is_detected_requested_and_told(onprem: Sim, ns: str) -> None:
-    rc, result = certify(onprem, ns, [CATEGORY])
+    with watching(onprem.api, ns) as seen:
+        rc, result = certify(onprem, ns, [CATEGORY])
     assert rc == 0 and result["phase"] == "Succeeded", result
     (category,) = result["categories"]
     wf = client.CustomObjectsApi(onprem.api).get_namespaced_custom_object(*NVCRE, ns, "workflows", category["workflow"])
@@ -91,8 +93,8 @@ def test_nic_resource_is_detected_requested_and_told(onprem: Sim, ns: str) -> No
     resources = node["template"]["spec"]["template"]["spec"]["containers"][0]["resources"]
     assert resources["limits"]["rdma/ib"] == "8" and resources["requests"]["rdma/ib"] == "8"
     # The pods the scheduler bound asked for the NICs too.
-    pods = client.CoreV1Api(onprem.api).list_namespaced_pod(ns, label_selector="jobset.sigs.k8s.io/replicatedjob-name=node")
-    assert pods.items and all(p.spec.containers[0].resources.requests["rdma/ib"] == "8" for p in pods.items)
+    pods = seen.pods(**{"jobset.sigs.k8s.io/replicatedjob-name": "node"})
+    assert pods and all(p.spec.containers[0].resources.requests["rdma/ib"] == "8" for p in pods)
     told = events(onprem, ns, "pc")
     assert ("Normal", "NICResourceDetection",
             "Detected NIC resource rdma/ib allocatable at 8 per node on all 2 target nodes") in told

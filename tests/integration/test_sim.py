@@ -21,8 +21,10 @@ from tools.sim.faults import HARDWARE_LABEL
 from tools.sim.state import ClusterState, cluster_dir, known_clusters
 
 from .conftest import NODES, Sim, own_sim
+from .pods_seen import watching
 
 ROOT = Path(__file__).resolve().parents[2]
+JOBSET, ROLE = "jobset.sigs.k8s.io/jobset-name", "jobset.sigs.k8s.io/replicatedjob-name"
 
 
 @pytest.fixture(scope="module")
@@ -60,10 +62,13 @@ def test_nodes_ready_with_profile_labels(sim: Sim) -> None:
 
 def test_pinned_trainjob_runs_on_exactly_its_nodes(sim: Sim, namespace: str) -> None:
     pinned = ["gpu-node-004", "gpu-node-009"]
-    assert run_trainjob(sim.api, namespace, "pinned", pinned) == "Complete"
-    pods = smoke.node_pods(sim.api, namespace, "pinned")
+    with watching(sim.api, namespace) as seen:
+        assert run_trainjob(sim.api, namespace, "pinned", pinned) == "Complete"
+    pods = seen.pods(**{JOBSET: "pinned", ROLE: "node"})
     assert sorted(p.spec.node_name for p in pods) == pinned
-    assert all(p.status.phase == "Succeeded" for p in pods)
+    # The sshd workers ran until the finished JobSet deleted them; the launcher succeeded.
+    assert all(seen.phases[p.metadata.name] <= {"Pending", "Running"} for p in pods)
+    assert [p.status.phase for p in seen.pods(**{JOBSET: "pinned", ROLE: "launcher"})] == ["Succeeded"]
 
 
 def test_compute_domain_channel_claims_are_allocated_and_released(sim: Sim, namespace: str) -> None:
@@ -84,15 +89,16 @@ def test_compute_domain_channel_claims_are_allocated_and_released(sim: Sim, name
 
     pinned = ["gpu-node-012", "gpu-node-013"]
     smoke.ensure_runtime(sim.api, namespace, claim_template="cd-ch")
-    smoke.create_trainjob(sim.api, namespace, "cd-job", pinned)
-    assert smoke.wait_finished(sim.api, namespace, ["cd-job"], timeout=120)["cd-job"] == "Complete"
-    pods = smoke.node_pods(sim.api, namespace, "cd-job")
+    with watching(sim.api, namespace) as seen:
+        smoke.create_trainjob(sim.api, namespace, "cd-job", pinned)
+        assert smoke.wait_finished(sim.api, namespace, ["cd-job"], timeout=120)["cd-job"] == "Complete"
+    pods = seen.pods(**{JOBSET: "cd-job", ROLE: "node"})
     assert sorted(p.spec.node_name for p in pods) == pinned
-    assert all(p.status.phase == "Succeeded" for p in pods)
+    assert all("Running" in seen.phases[p.metadata.name] for p in pods)
     assert all(p.status.resource_claim_statuses[0].resource_claim_name for p in pods)  # a claim was made per pod
     deadline = time.monotonic() + 30
     while custom.list_namespaced_custom_object(*computedomain.DRA, namespace, "resourceclaims")["items"]:
-        assert time.monotonic() < deadline, "the finished pods' channel claims were not released"
+        assert time.monotonic() < deadline, "the ended pods' channel claims were not released"
         time.sleep(0.5)
 
 

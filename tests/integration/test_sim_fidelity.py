@@ -4,10 +4,7 @@ their node until the launcher ends, and the NVCRE verdict follows from that, nev
 from __future__ import annotations
 
 import itertools
-import threading
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
 import pytest
 from kubernetes import client
@@ -16,6 +13,7 @@ from tests.ansible_run import ansible_module
 from tools.sim import cluster
 
 from .conftest import Sim
+from .pods_seen import Seen, watching
 
 pytestmark = pytest.mark.clusters(("aws-h100", 16))
 
@@ -29,50 +27,13 @@ def h100(pooled: Callable[..., Sim]) -> Sim:
     return pooled("aws-h100", 16)
 
 
-@dataclass
-class Seen:
-    """What the pods of a namespace did while a run went on: each pod's nodes, highest restartCount, phases and
-    the exit messages its containers reported."""
-
-    nodes: dict[str, set[str]] = field(default_factory=dict)
-    restarts: dict[str, int] = field(default_factory=dict)
-    phases: dict[str, set[str]] = field(default_factory=dict)
-    exits: dict[str, set[str]] = field(default_factory=dict)
-
-    def add(self, pod: client.V1Pod) -> None:
-        name = pod.metadata.name
-        if pod.spec.node_name:  # a pod not yet scheduled has none
-            self.nodes.setdefault(name, set()).add(pod.spec.node_name)
-        self.phases.setdefault(name, set()).add(pod.status.phase or "")
-        for status in pod.status.container_statuses or []:
-            self.restarts[name] = max(self.restarts.get(name, 0), status.restart_count or 0)
-            for state in (status.state, status.last_state):
-                if state and state.terminated and state.terminated.exit_code:
-                    self.exits.setdefault(name, set()).add(state.terminated.message or "")
-
-    def on(self, node: str) -> list[str]:
-        return sorted(name for name, nodes in self.nodes.items() if node in nodes)
-
-
 @pytest.fixture
 def watched(h100: Sim) -> Iterator[tuple[str, Seen]]:
     """A fresh namespace and what its pods do, read every 100 ms; every node healthy again afterwards."""
     ns = f"fidelity-{next(_ns)}"
-    core = client.CoreV1Api(h100.api)
-    core.create_namespace({"metadata": {"name": ns}})
-    seen, stop = Seen(), threading.Event()
-
-    def look() -> None:
-        while not stop.is_set():
-            for pod in core.list_namespaced_pod(ns).items:
-                seen.add(pod)
-            time.sleep(0.1)
-
-    thread = threading.Thread(target=look, daemon=True)
-    thread.start()
-    yield ns, seen
-    stop.set()
-    thread.join()
+    client.CoreV1Api(h100.api).create_namespace({"metadata": {"name": ns}})
+    with watching(h100.api, ns) as seen:
+        yield ns, seen
     cluster.fault(h100.name, BAD, "none")
 
 

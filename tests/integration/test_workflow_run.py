@@ -15,6 +15,7 @@ from tests.ansible_run import ansible_module
 from tools.sim import cluster
 
 from .conftest import SIM, Sim
+from .pods_seen import Seen, watching
 from .seed import NVCRE, TRAINER, items, nodes, start, stored, workflow
 
 pytestmark = pytest.mark.clusters(SIM)
@@ -25,9 +26,10 @@ def run(sim: Sim, ns: str, *flags: str, **args: Any) -> tuple[int, dict]:
                                            "timeout": 240, "poll_interval": 0.5, **args}, *flags, timeout=300)
 
 
-def pods_by_job(sim: Sim, ns: str) -> dict[str, set[str]]:
+def pods_by_job(seen: Seen) -> dict[str, set[str]]:
+    """NVCRE Job -> the nodes its pods ran on (the MPI workers are gone once their JobSet finished)."""
     out: dict[str, set[str]] = {}
-    for pod in client.CoreV1Api(sim.api).list_namespaced_pod(ns).items:
+    for pod in seen.last.values():
         job = (pod.metadata.labels or {}).get("nvcre.nvidia.com/job")
         if job:
             out.setdefault(job, set()).add(pod.spec.node_name)
@@ -42,7 +44,8 @@ def configmap(sim: Sim, ns: str, name: str | None) -> dict | None:
 def test_pinned_twelve_nodes_six_jobs_each_on_its_two_nodes(e2e: Sim) -> None:
     target = nodes(*range(12))
     ns = start(e2e, workflow(target))
-    rc, result = run(e2e, ns)
+    with watching(e2e.api, ns) as seen:
+        rc, result = run(e2e, ns)
     assert rc == 0, result
     assert result["condition"] == {"type": "Succeeded", "reason": "JobCompleted",
                                    "message": "All 1 iterations completed successfully"}
@@ -51,7 +54,7 @@ def test_pinned_twelve_nodes_six_jobs_each_on_its_two_nodes(e2e: Sim) -> None:
     assert "6 succeeded, 0 failed -> Succeeded (JobCompleted)" in result["_progress"][-1]
     jobs = {j["metadata"]["name"]: j for j in items(e2e, ns, NVCRE, "jobs")}
     assert sorted(jobs) == [f"nccl-test-group-{i}-iter-1" for i in range(6)]
-    placed = pods_by_job(e2e, ns)
+    placed = pods_by_job(seen)
     for i, name in enumerate(sorted(jobs)):
         pinned = set(nodes(2 * i, 2 * i + 1))
         assert jobs[name]["metadata"]["annotations"]["nvcre.nvidia.com/group-nodes"] == ",".join(sorted(pinned))
@@ -65,15 +68,15 @@ def test_pinned_twelve_nodes_six_jobs_each_on_its_two_nodes(e2e: Sim) -> None:
 def test_unpinned_one_job_placed_by_the_scheduler(e2e: Sim) -> None:
     target = nodes(*range(12))
     ns = start(e2e, workflow(target, placement="Unpinned"))
-    rc, result = run(e2e, ns)
+    with watching(e2e.api, ns) as seen:
+        rc, result = run(e2e, ns)
     assert rc == 0, result
     assert result["phase"] == "Succeeded"
     status = stored(e2e, ns)["status"]["orchestration"]
     assert status["placement"] == "Unpinned"
     assert [j["metadata"]["name"] for j in items(e2e, ns, NVCRE, "jobs")] == ["nccl-test-job"]
-    used = set().union(*pods_by_job(e2e, ns).values())
-    node_pods = {p.spec.node_name for p in client.CoreV1Api(e2e.api).list_namespaced_pod(
-        ns, label_selector="jobset.sigs.k8s.io/replicatedjob-name=node").items}
+    used = set().union(*pods_by_job(seen).values())
+    node_pods = {p.spec.node_name for p in seen.pods(**{"jobset.sigs.k8s.io/replicatedjob-name": "node"})}
     assert len(node_pods) == 2 and node_pods <= set(target)
     assert used <= set(target)  # the other ten target nodes, and every node outside it, untouched
     assert status["groups"][0]["nodes"] == sorted(node_pods)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .stages import DAEMONS, EXIT_AT
+from .stages import DAEMONS, EXIT_AT, MPIRUN_REACHED
 
 Obj = dict[str, Any]
 
@@ -45,6 +45,15 @@ def serves(pod: Obj) -> bool:
                for word in [*(c.get("command") or []), *(c.get("args") or [])] for daemon in DAEMONS)
 
 
+def _marked(pod: Obj, annotation: str) -> bool:
+    return ((pod.get("metadata") or {}).get("annotations") or {}).get(annotation) == str(restarts(pod))
+
+
 def judged(pod: Obj) -> bool:
     """Its current container is already set to end (`stages.exit_annotations`)."""
-    return ((pod.get("metadata") or {}).get("annotations") or {}).get(EXIT_AT) == str(restarts(pod))
+    return _marked(pod, EXIT_AT)
+
+
+def reached_workers(launcher: Obj) -> bool:
+    """The launcher's current mpirun has reached every worker (`stages.MPIRUN_REACHED`)."""
+    return _marked(launcher, MPIRUN_REACHED)

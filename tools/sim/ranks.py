@@ -4,15 +4,16 @@ A container's own exit is the kubelet's business (the fault stages, then `stages
 of the run do about it is the launcher's:
 
 - mpirun (an MPI JobSet: a `launcher` pod and its `node` workers running sshd): mpirun reaches every worker
-  when it starts and keeps a daemon on each while it runs. A launcher that runs while a worker is not up (not
-  Running and ready: crash-looping, failed, gone) exits 1 with ORTE's message and prints no table; the
-  launcher's Job then retries it as its restart policy says.
+  when it starts and keeps a daemon on each while it runs. A launcher seen running with every worker up is
+  marked as having reached them (`stages.MPIRUN_REACHED`: only then can it complete and print its table); one
+  that runs while a worker is not up (not Running and ready: crash-looping, failed, gone) exits 1 with ORTE's
+  message; the launcher's Job then retries it as its restart policy says.
 - torchrun (every other multi-pod JobSet): the ranks of a run form one process group; when one exits with an
   error, the others' collectives fail and they exit too (torchrun's default `--max-restarts 0`), so every pod of
   the run restarts (or fails) together.
 
-Each pass looks at the Job pods of the workload JobSets (the agent's pod cache) and ends, through the
-`stages.EXIT` annotations, the containers that must end; a container is judged once per restart.
+Each pass looks at the Job pods of the workload JobSets (the agent's pod cache) and annotates the pods whose
+containers reached their workers or must end (`stages.EXIT`); a container is judged once per restart.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from kubernetes import client
 
 from . import stages
 from .cache import Cache
-from .containers import ended_at, judged, restarts, serves, started_at, up
+from .containers import ended_at, judged, reached_workers, restarts, serves, started_at, up
 from .workload_logs import by_jobset
 
 Obj = dict[str, Any]
@@ -45,21 +46,20 @@ def _when(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def verdicts(group: list[Obj], seen_up: set[str]) -> dict[str, str]:
-    """pod name -> the message its container exits with, for the pods of one JobSet that must end now.
-    `seen_up`: the launchers (uid/restart) already seen running beside all their workers (kept across passes)."""
+def verdicts(group: list[Obj]) -> dict[str, dict[str, str]]:
+    """pod name -> the annotations to set on it now, for the pods of one JobSet: a launcher that reached all its
+    workers is marked so; a container that must end gets its exit."""
     workers = sorted((p for p in group if serves(p)), key=lambda p: p["metadata"]["name"])
     if workers:
-        launchers = [p for p in group if _role(p) == LAUNCHER]
         down = next((w["metadata"]["name"] for w in workers if not up(w)), None)
         out = {}
-        for launcher in (p for p in launchers if up(p) and not judged(p)):
-            key = f"{launcher['metadata']['uid']}/{restarts(launcher)}"
-            if down is None:
-                seen_up.add(key)
-            else:
-                message = MPIRUN_LOST_DAEMON if key in seen_up else MPIRUN_NO_DAEMON
-                out[launcher["metadata"]["name"]] = message.format(worker=down)
+        for launcher in (p for p in group if _role(p) == LAUNCHER and up(p) and not judged(p)):
+            name = launcher["metadata"]["name"]
+            if down is not None:
+                message = MPIRUN_LOST_DAEMON if reached_workers(launcher) else MPIRUN_NO_DAEMON
+                out[name] = stages.exit_annotations(restarts(launcher), 1, message.format(worker=down))
+            elif not reached_workers(launcher):
+                out[name] = {stages.MPIRUN_REACHED: str(restarts(launcher))}
         return out
     # torchrun: a rank that exited with an error after a peer's container started ends that peer.
     failed = [(p, ended_at(p)) for p in group if ended_at(p)]
@@ -69,19 +69,20 @@ def verdicts(group: list[Obj], seen_up: set[str]) -> dict[str, str]:
         cause = next((f for f, ended in failed if f is not peer and started and _when(ended) >= _when(started)), None)
         if cause is not None:
             rank = ((cause.get("metadata") or {}).get("labels") or {}).get("batch.kubernetes.io/job-completion-index", "0")
-            out[peer["metadata"]["name"]] = TORCH_PEER_FAILED.format(rank=rank, pod=cause["metadata"]["name"])
+            out[peer["metadata"]["name"]] = stages.exit_annotations(
+                restarts(peer), 1, TORCH_PEER_FAILED.format(rank=rank, pod=cause["metadata"]["name"]))
     return out
 
 
-def spread(core: client.CoreV1Api, pods_cache: Cache, seen_up: set[str]) -> list[str]:
-    """One pass: end the containers whose run lost a rank; returns the pods ended."""
-    ended = []
+def spread(core: client.CoreV1Api, pods_cache: Cache) -> list[str]:
+    """One pass: mark the launchers that reached their workers, end the containers whose run lost a rank;
+    returns the pods annotated."""
+    done = []
     for group in by_jobset(pods_cache.items()).values():
         if len(group) < 2:
             continue
-        for name, message in verdicts(group, seen_up).items():
+        for name, marks in verdicts(group).items():
             pod = next(p for p in group if p["metadata"]["name"] == name)
-            core.patch_namespaced_pod(name, pod["metadata"]["namespace"], {"metadata": {
-                "annotations": stages.exit_annotations(restarts(pod), 1, message)}})
-            ended.append(name)
-    return ended
+            core.patch_namespaced_pod(name, pod["metadata"]["namespace"], {"metadata": {"annotations": marks}})
+            done.append(name)
+    return done

@@ -27,6 +27,10 @@ EXIT_AT = "sim.cre.certification/exit-at-restart"
 EXIT_CODE = "sim.cre.certification/exit-code"
 EXIT_MESSAGE = "sim.cre.certification/exit-message"
 EXIT = "cre-exit"
+# An MPI launcher's mpirun ends only after it reached every worker: `ranks` marks the restart that did, and only
+# that restart can complete (so a launcher never succeeds beside a worker that was down, however busy the agent).
+MPIRUN_REACHED = "sim.cre.certification/mpirun-reached-workers-at-restart"
+LAUNCHER_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 
 # The kubelet's back-off between restarts of a crashed container (the kubelet's defaults): the first restart at
 # once, then 10 s doubling to 5 minutes. Tests compress it per cluster (`up --backoff-ms`).
@@ -109,7 +113,7 @@ def base_stages(assets: Path, pod_milliseconds: int = DEFAULT_POD_MILLISECONDS,
     for stage in stages:
         if stage["metadata"]["name"] == POD_COMPLETE:
             stage["spec"]["delay"] = pod_complete_delay(pod_milliseconds, {})
-            stage["spec"]["selector"]["matchExpressions"] += [_READY, {"cel": {"expression": _NOT_DAEMON}}]
+            stage["spec"]["selector"]["matchExpressions"] += [_READY, {"cel": {"expression": _NOT_DAEMON}}, _REACHED]
     exit_ = ("{{ index $root.metadata.annotations " + json.dumps(EXIT_CODE) + " }}",
              "Error", "{{ index $root.metadata.annotations " + json.dumps(EXIT_MESSAGE) + " | Quote }}")
     # kwok's CEL knows no ContainerStatus type: jq reads the restarts.
@@ -120,6 +124,9 @@ def base_stages(assets: Path, pod_milliseconds: int = DEFAULT_POD_MILLISECONDS,
 
 _RESTARTS = ".status.containerStatuses[0].restartCount // 0"
 _READY = {"key": '.status.conditions.[] | select( .type == "Ready" ) | .status', "operator": "In", "values": ["True"]}
+_REACHED = {"key": (f'.metadata.labels[{json.dumps(LAUNCHER_LABEL)}] != "launcher" or '
+                    f'.metadata.annotations[{json.dumps(MPIRUN_REACHED)}] == ({_RESTARTS} | tostring)'),
+            "operator": "In", "values": ["true"]}
 _NOT_DAEMON = "!self.spec.containers.exists(c, " + " || ".join(
     f"c.command.exists(w, w.contains({json.dumps(d)})) || c.args.exists(w, w.contains({json.dumps(d)}))"
     for d in DAEMONS) + ")"

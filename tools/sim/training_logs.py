@@ -98,7 +98,7 @@ class Trainer:
                 if containers.up(pod) and not containers.judged(pod):
                     _end(core, pod, CRASH_AGAIN)
                 continue
-            self._advance(core, custom, pod, groups[pod["metadata"]["labels"][workload_logs.JOBSET_NAME]], nodes, now)
+            self._advance(core, custom, pod, groups[workload_logs.jobset(pod)], nodes, now)
 
     def _advance(self, core: client.CoreV1Api, custom: client.CustomObjectsApi, pod: Obj, group: list[Obj],
                  nodes: dict[str, Obj], now: datetime) -> None:

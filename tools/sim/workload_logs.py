@@ -160,8 +160,8 @@ def pod_log(pod: Obj, pods: list[Obj], nodes: dict[str, Obj], now: datetime) -> 
     run = nccl_run(pod)
     if run is None:
         return None
-    jobset = _jobset(pod)
-    group = [p for p in pods if _jobset(p) == jobset]
+    own = jobset(pod)
+    group = [p for p in pods if jobset(p) == own]
     placed = sorted({(p.get("spec") or {}).get("nodeName") or "" for p in group})
     if "" in placed or any(n not in nodes for n in placed):
         return None
@@ -175,12 +175,9 @@ def pod_log(pod: Obj, pods: list[Obj], nodes: dict[str, Obj], now: datetime) -> 
 
 
 def _mpirun_ran(pod: Obj, group: list[Obj]) -> bool:
-    """The pod prints now, unless it is an MPI launcher that has not run with all its workers up yet: mpirun
-    prints its table once it reached every worker (`ranks` ends a launcher that runs without one)."""
-    workers = [p for p in group if containers.serves(p)]
-    if not workers or (pod.get("status") or {}).get("phase") == "Succeeded":
-        return True
-    return containers.up(pod) and all(containers.up(p) for p in workers)
+    """The pod prints now, unless it is an MPI launcher whose mpirun has not reached all its workers yet
+    (`ranks` marks the one that did; a launcher that runs without one ends before it prints anything)."""
+    return not any(containers.serves(p) for p in group) or containers.reached_workers(pod) or containers.serves(pod)
 
 
 def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path, done: set[str],
@@ -194,14 +191,14 @@ def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path
     groups = by_jobset(pods)  # pod_log reads a pod's group: one pass over the pods, not one per pod
     # The nodes of the groups served now, read now: a fault set or cleared just before a run must show in it.
     nodes = _read_nodes(core, {(p.get("spec") or {}).get("nodeName") or "" for f in fresh
-                               for p in groups[_jobset(f)]} - {""})
+                               for p in groups[jobset(f)]} - {""})
     served = []
     now = datetime.now(UTC)
     logs_dir.mkdir(parents=True, exist_ok=True)
     for pod in fresh:
-        if not _mpirun_ran(pod, groups[_jobset(pod)]):
+        if not _mpirun_ran(pod, groups[jobset(pod)]):
             continue
-        text = pod_log(pod, groups[_jobset(pod)], nodes, _started(pod, now))
+        text = pod_log(pod, groups[jobset(pod)], nodes, _started(pod, now))
         if text is None:
             if nccl_run(pod) is None:
                 done.add(pod["metadata"]["uid"])  # nothing to print, ever
@@ -224,15 +221,17 @@ def _read_nodes(core: client.CoreV1Api, names: set[str]) -> dict[str, Obj]:
     return out
 
 
-def _jobset(pod: Obj) -> str:
-    return ((pod.get("metadata") or {}).get("labels") or {}).get(JOBSET_NAME) or ""
+def jobset(pod: Obj) -> str:
+    """The pod's JobSet as namespace/name: runs in two namespaces may have JobSets of one name."""
+    meta = pod.get("metadata") or {}
+    return f'{meta.get("namespace", "")}/{(meta.get("labels") or {}).get(JOBSET_NAME) or ""}'
 
 
 def by_jobset(pods: list[Obj]) -> dict[str, list[Obj]]:
     """The pods by their JobSet (a workload group)."""
     out: dict[str, list[Obj]] = {}
     for pod in pods:
-        out.setdefault(_jobset(pod), []).append(pod)
+        out.setdefault(jobset(pod), []).append(pod)
     return out
 
 

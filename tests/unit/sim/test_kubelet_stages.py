@@ -45,3 +45,10 @@ def test_a_fault_fails_the_pod_under_never_and_crash_loops_it_otherwise() -> Non
 def test_an_agent_ends_one_restart_of_a_container() -> None:
     assert stages.exit_annotations(3, 1, "mpirun failed") == {
         stages.EXIT_AT: "3", stages.EXIT_CODE: "1", stages.EXIT_MESSAGE: "mpirun failed"}
+
+
+def test_an_mpi_launcher_completes_only_at_a_restart_that_reached_its_workers() -> None:
+    assert stages._REACHED["key"] == (
+        '.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"] != "launcher" or .metadata.annotations'
+        '["sim.cre.certification/mpirun-reached-workers-at-restart"] == '
+        '(.status.containerStatuses[0].restartCount // 0 | tostring)')

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.sim import containers, ranks, stages
+from tools.sim import containers, ranks, stages, workload_logs
 
 Obj = dict[str, Any]
 SSHD = ["sh", "-c", "exec /usr/sbin/sshd -De"]
@@ -22,36 +22,49 @@ def pod(name: str, role: str = "node", *, command: list[str] | None = None, read
                        "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}}
 
 
+def ended(restarts: int, message: str) -> dict[str, str]:
+    return stages.exit_annotations(restarts, 1, message)
+
+
 def test_a_launcher_beside_a_crash_looping_worker_cannot_start_its_daemons() -> None:
     group = [pod("w-0", command=SSHD), pod("w-1", command=SSHD, ready=False, restarts=2),
              pod("launcher", "launcher", command=["mpirun", "all_reduce_perf_mpi"])]
-    assert ranks.verdicts(group, set()) == {"launcher": ranks.MPIRUN_NO_DAEMON.format(worker="w-1")}
+    assert ranks.verdicts(group) == {"launcher": ended(0, ranks.MPIRUN_NO_DAEMON.format(worker="w-1"))}
 
 
-def test_a_launcher_that_lost_a_worker_it_ran_with_loses_its_daemon() -> None:
-    seen: set[str] = set()
-    healthy = [pod("w-0", command=SSHD), pod("w-1", command=SSHD),
-               pod("launcher", "launcher", command=["mpirun", "all_reduce_perf_mpi"])]
-    assert ranks.verdicts(healthy, seen) == {}
+def test_a_launcher_that_reached_its_workers_is_marked_and_loses_a_daemon_it_had() -> None:
+    launcher = pod("launcher", "launcher", command=["mpirun", "all_reduce_perf_mpi"], restarts=1)
+    healthy = [pod("w-0", command=SSHD), pod("w-1", command=SSHD), launcher]
+    assert ranks.verdicts(healthy) == {"launcher": {stages.MPIRUN_REACHED: "1"}}
+    launcher["metadata"]["annotations"] = {stages.MPIRUN_REACHED: "1"}
+    assert containers.reached_workers(launcher) and ranks.verdicts(healthy) == {}
     healthy[1] = pod("w-1", command=SSHD, ready=False, restarts=1)
-    assert ranks.verdicts(healthy, seen) == {"launcher": ranks.MPIRUN_LOST_DAEMON.format(worker="w-1")}
+    assert ranks.verdicts(healthy) == {"launcher": ended(1, ranks.MPIRUN_LOST_DAEMON.format(worker="w-1"))}
 
 
 def test_mpi_workers_never_end_each_other() -> None:
     group = [pod("w-0", command=SSHD), pod("w-1", command=SSHD, ready=False, exited="2026-12-03T10:00:05Z")]
-    assert ranks.verdicts(group, set()) == {}
+    assert ranks.verdicts(group) == {}
 
 
 def test_a_torch_rank_that_exits_ends_the_peers_started_before_it() -> None:
     group = [pod("r-0", index=0), pod("r-1", ready=False, restarts=1, exited="2026-12-03T10:00:05Z", index=1),
              pod("r-2", started="2026-12-03T10:00:09Z", index=2)]
-    assert ranks.verdicts(group, set()) == {"r-0": ranks.TORCH_PEER_FAILED.format(rank="1", pod="r-1")}
+    assert ranks.verdicts(group) == {"r-0": ended(0, ranks.TORCH_PEER_FAILED.format(rank="1", pod="r-1"))}
 
 
 def test_a_container_set_to_end_is_judged_once_per_restart() -> None:
     peer = pod("r-0", restarts=2)
     peer["metadata"]["annotations"] = stages.exit_annotations(2, 1, "x")
     failed = pod("r-1", ready=False, restarts=1, exited="2026-12-03T10:00:05Z", index=1)
-    assert containers.judged(peer) and ranks.verdicts([peer, failed], set()) == {}
+    assert containers.judged(peer) and ranks.verdicts([peer, failed]) == {}
     peer["status"]["containerStatuses"][0]["restartCount"] = 3
     assert not containers.judged(peer)
+
+
+def test_runs_in_two_namespaces_with_one_jobset_name_are_two_runs() -> None:
+    mine, theirs = pod("w-0", command=SSHD), pod("w-0", command=SSHD, ready=False)
+    for p, ns in ((mine, "team-a"), (theirs, "team-b")):
+        p["metadata"]["namespace"] = ns
+        p["metadata"]["labels"][workload_logs.JOBSET_NAME] = "cert-workload"
+    assert sorted(workload_logs.by_jobset([mine, theirs])) == ["team-a/cert-workload", "team-b/cert-workload"]

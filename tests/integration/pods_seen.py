@@ -1,0 +1,66 @@
+"""What the pods of a namespace did while a run went on. A finished JobSet deletes its MPI workers (sshd never
+exits), as on a real cluster, so a test that checks where the pods of a run ran records them as it goes."""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from kubernetes import client
+
+POLL_SECONDS = 0.1  # a pod runs at least a second: every pod is seen
+
+
+@dataclass
+class Seen:
+    """Each pod (by name): its last version, the nodes it was bound to, its highest restartCount, the phases it
+    went through and the exit messages its containers reported."""
+
+    last: dict[str, client.V1Pod] = field(default_factory=dict)
+    nodes: dict[str, set[str]] = field(default_factory=dict)
+    restarts: dict[str, int] = field(default_factory=dict)
+    phases: dict[str, set[str]] = field(default_factory=dict)
+    exits: dict[str, set[str]] = field(default_factory=dict)
+
+    def add(self, pod: client.V1Pod) -> None:
+        name = pod.metadata.name
+        self.last[name] = pod
+        if pod.spec.node_name:  # a pod not yet scheduled has none
+            self.nodes.setdefault(name, set()).add(pod.spec.node_name)
+        self.phases.setdefault(name, set()).add(pod.status.phase or "")
+        for status in pod.status.container_statuses or []:
+            self.restarts[name] = max(self.restarts.get(name, 0), status.restart_count or 0)
+            for state in (status.state, status.last_state):
+                if state and state.terminated and state.terminated.exit_code:
+                    self.exits.setdefault(name, set()).add(state.terminated.message or "")
+
+    def on(self, node: str) -> list[str]:
+        return sorted(name for name, nodes in self.nodes.items() if node in nodes)
+
+    def pods(self, **labels: str) -> list[client.V1Pod]:
+        """The last version of every pod seen whose labels include `labels` (keys with `/` and `.` as given)."""
+        return [p for p in self.last.values() if labels.items() <= (p.metadata.labels or {}).items()]
+
+
+@contextmanager
+def watching(api: client.ApiClient, namespace: str) -> Iterator[Seen]:
+    """Record the namespace's pods every 100 ms while the block runs."""
+    core, seen, stop = client.CoreV1Api(api), Seen(), threading.Event()
+
+    def look() -> None:
+        while not stop.is_set():
+            for pod in core.list_namespaced_pod(namespace).items:
+                seen.add(pod)
+            time.sleep(POLL_SECONDS)
+
+    thread = threading.Thread(target=look, daemon=True)
+    thread.start()
+    try:
+        yield seen
+    finally:
+        stop.set()
+        thread.join()
+        for pod in core.list_namespaced_pod(namespace).items:
+            seen.add(pod)
