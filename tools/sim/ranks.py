@@ -28,8 +28,6 @@ from .containers import ended_at, judged, reached_workers, restarts, serves, sta
 from .workload_logs import by_jobset
 
 Obj = dict[str, Any]
-REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
-LAUNCHER = "launcher"
 MPIRUN_NO_DAEMON = ("ORTE was unable to reliably start one or more daemons: ssh to worker {worker} failed "
                     "(Connection refused)")
 MPIRUN_LOST_DAEMON = ("ORTE has lost communication with a remote daemon on worker {worker}: we cannot recover "
@@ -39,7 +37,7 @@ TORCH_PEER_FAILED = ("torch.distributed.DistBackendError: NCCL communicator was 
 
 
 def _role(pod: Obj) -> str:
-    return ((pod.get("metadata") or {}).get("labels") or {}).get(REPLICATED_JOB) or ""
+    return ((pod.get("metadata") or {}).get("labels") or {}).get(stages.REPLICATED_JOB) or ""
 
 
 def _when(text: str) -> datetime:
@@ -53,7 +51,7 @@ def verdicts(group: list[Obj]) -> dict[str, dict[str, str]]:
     if workers:
         down = next((w["metadata"]["name"] for w in workers if not up(w)), None)
         out = {}
-        for launcher in (p for p in group if _role(p) == LAUNCHER and up(p) and not judged(p)):
+        for launcher in (p for p in group if _role(p) == stages.LAUNCHER and up(p) and not judged(p)):
             name = launcher["metadata"]["name"]
             if down is not None:
                 message = MPIRUN_LOST_DAEMON if reached_workers(launcher) else MPIRUN_NO_DAEMON

@@ -30,7 +30,8 @@ EXIT = "cre-exit"
 # An MPI launcher's mpirun ends only after it reached every worker: `ranks` marks the restart that did, and only
 # that restart can complete (so a launcher never succeeds beside a worker that was down, however busy the agent).
 MPIRUN_REACHED = "sim.cre.certification/mpirun-reached-workers-at-restart"
-LAUNCHER_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
+LAUNCHER = "launcher"  # the MPI runtimes' mpirun replicatedJob
 
 # The kubelet's back-off between restarts of a crashed container (the kubelet's defaults): the first restart at
 # once, then 10 s doubling to 5 minutes. Tests compress it per cluster (`up --backoff-ms`).
@@ -124,7 +125,7 @@ def base_stages(assets: Path, pod_milliseconds: int = DEFAULT_POD_MILLISECONDS,
 
 _RESTARTS = ".status.containerStatuses[0].restartCount // 0"
 _READY = {"key": '.status.conditions.[] | select( .type == "Ready" ) | .status', "operator": "In", "values": ["True"]}
-_REACHED = {"key": (f'.metadata.labels[{json.dumps(LAUNCHER_LABEL)}] != "launcher" or '
+_REACHED = {"key": (f'.metadata.labels[{json.dumps(REPLICATED_JOB)}] != {json.dumps(LAUNCHER)} or '
                     f'.metadata.annotations[{json.dumps(MPIRUN_REACHED)}] == ({_RESTARTS} | tostring)'),
             "operator": "In", "values": ["true"]}
 _NOT_DAEMON = "!self.spec.containers.exists(c, " + " || ".join(

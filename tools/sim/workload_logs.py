@@ -185,10 +185,11 @@ def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path
     """Give every new Running workload pod its log; returns the pods served this pass."""
     # Every placed pod, finished ones too: a short pod may end before a busy agent sees it run.
     pods = [p for p in pods_cache.items() if (p.get("status") or {}).get("phase", "Pending") != "Pending"]
-    fresh = [p for p in pods if p["metadata"]["uid"] not in done]
+    groups = by_jobset(pods)  # pod_log reads a pod's group: one pass over the pods, not one per pod
+    # A launcher waiting on its workers stays fresh for later passes, costing no node reads meanwhile.
+    fresh = [p for p in pods if p["metadata"]["uid"] not in done and _mpirun_ran(p, groups[jobset(p)])]
     if not fresh:
         return []
-    groups = by_jobset(pods)  # pod_log reads a pod's group: one pass over the pods, not one per pod
     # The nodes of the groups served now, read now: a fault set or cleared just before a run must show in it.
     nodes = _read_nodes(core, {(p.get("spec") or {}).get("nodeName") or "" for f in fresh
                                for p in groups[jobset(f)]} - {""})
@@ -196,8 +197,6 @@ def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path
     now = datetime.now(UTC)
     logs_dir.mkdir(parents=True, exist_ok=True)
     for pod in fresh:
-        if not _mpirun_ran(pod, groups[jobset(pod)]):
-            continue
         text = pod_log(pod, groups[jobset(pod)], nodes, _started(pod, now))
         if text is None:
             if nccl_run(pod) is None:

@@ -16,7 +16,7 @@ def pod(name: str, role: str = "node", *, command: list[str] | None = None, read
     if exited:
         status["lastState"] = {"terminated": {"exitCode": 1, "finishedAt": exited}}
     return {"metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}",
-                         "labels": {ranks.REPLICATED_JOB: role, "batch.kubernetes.io/job-completion-index": str(index)}},
+                         "labels": {stages.REPLICATED_JOB: role, "batch.kubernetes.io/job-completion-index": str(index)}},
             "spec": {"containers": [{"name": "node", "command": command or ["torchrun", "train.py"]}]},
             "status": {"phase": "Running", "containerStatuses": [status],
                        "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}}
