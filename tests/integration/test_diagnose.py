@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 import math
+import os
+import subprocess
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
+import yaml
 from kubernetes import client
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build
-from tests.ansible_run import ansible_module, run_until
+from tests.ansible_run import ROOT, ansible_module, run_until
 from tools.sim import cluster
 
 from .conftest import Sim
@@ -169,3 +174,34 @@ def test_certification_run_diagnoses_each_category_and_goes_on(h100: Sim, faults
         assert [(f["name"], f["reason"]) for f in cat["failed_nodes"]] == [("gpu-node-006", "ThresholdViolation")]
         assert cat["succeeded_nodes"] == [n for n in ALL if n != "gpu-node-006"]
     assert any("diagnose: confirmation round" in line for line in result["_progress"])
+
+
+def test_the_playbook_confirms_a_slow_and_a_failing_node_on_the_catalog_as_shipped(
+        h100: Sim, faults: dict, tmp_path: Path) -> None:
+    """roles/certify through playbooks/certify.yml, the catalog's own topologyKey (no clique label on aws-h100:
+    one screening domain) and retry policy: the failing node restarts in place until its Job gives up, so its
+    group fails and diagnose confirms it beside the slow one."""
+    inject(h100, faults, gpu_node_002="slow", gpu_node_013="workload")
+    inventory = {"clusters": {"vars": {"ansible_connection": "local",
+                                       "ansible_python_interpreter": str(ROOT / ".venv/bin/python")},
+                              "hosts": {"h100": {
+                                  "k8s_kubeconfig": str(h100.kubeconfig), "certify_certification_name": "diagnosis",
+                                  "certify_namespace": f"diag-play-{next(_ns)}", "certify_poll_interval": 0.5,
+                                  "certify_categories": [{"domain": "communication", "variant": "nccl-all-reduce"}],
+                                  "certify_options": {"testScale": "diagnose",
+                                                      "thresholds": {"busBandwidthGBps": "value >= 300.0"}},
+                                  "certify_timeout": 600}}}}
+    (tmp_path / "inventory.yml").write_text(yaml.safe_dump(inventory))
+    proc = subprocess.run(
+        [str(ROOT / ".venv/bin/ansible-playbook"), "-i", "inventory.yml", str(ROOT / "playbooks/certify.yml")],
+        cwd=tmp_path, env={**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")},
+        capture_output=True, text=True, timeout=900, check=False)
+    assert proc.returncode == 2, proc.stdout[-4000:] + proc.stderr[-2000:]  # the play fails on a FAILED report
+    report = json.loads((tmp_path / "cre-reports" / "h100" / "report.json").read_text())
+    (category,) = report["categories"]
+    assert category["failureReason"] == "Diagnosis complete: 2 faulty nodes confirmed"
+    confirmed = [("gpu-node-002", "ThresholdViolation"), ("gpu-node-013", "WorkloadFailed")]
+    assert [(f["name"], f["reason"]) for f in report["failedNodes"]] == confirmed
+    healthy = [n for n in ALL if n not in ("gpu-node-002", "gpu-node-013")]
+    assert category["diagnose"]["healthyNodes"] == healthy
+    assert sorted(n["name"] for n in report["nodeResults"] if n["status"] == "Passed") == healthy
