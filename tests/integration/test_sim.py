@@ -105,8 +105,9 @@ def test_compute_domain_channel_claims_are_allocated_and_released(sim: Sim, name
 def test_workload_fault_fails_trainjob_on_faulty_node(sim: Sim, namespace: str) -> None:
     assert sim_cli("fault", "gpu-node-011", "--kind", "workload", "--name", sim.name).returncode == 0
     try:
-        assert run_trainjob(sim.api, namespace, "faulty", ["gpu-node-010", "gpu-node-011"]) == "Failed"
-        failed = [p for p in smoke.node_pods(sim.api, namespace, "faulty") if p.status.phase == "Failed"]
+        with watching(sim.api, namespace) as seen:  # the failed JobSet may delete a failed worker's Job
+            assert run_trainjob(sim.api, namespace, "faulty", ["gpu-node-010", "gpu-node-011"]) == "Failed"
+        failed = [p for p in seen.pods(**{JOBSET: "faulty", ROLE: "node"}) if p.status.phase == "Failed"]
         assert [p.spec.node_name for p in failed] == ["gpu-node-011"]
         assert failed[0].status.container_statuses[0].state.terminated.exit_code == 1
     finally:  # other tests of the module run groups on gpu-node-010/011
@@ -120,8 +121,9 @@ def test_hardware_fault_marks_node_and_fails_its_pods(sim: Sim, namespace: str) 
         assert node.metadata.labels[cluster.HARDWARE_LABEL] == "unhealthy"
         assert {c.type: c.status for c in node.status.conditions}[cluster.HARDWARE_CONDITION] == "False"
         assert not node.spec.unschedulable  # a broken GPU shows under load, not before
-        assert run_trainjob(sim.api, namespace, "hw", ["gpu-node-012", "gpu-node-013"]) == "Failed"
-        failed = [p.spec.node_name for p in smoke.node_pods(sim.api, namespace, "hw") if p.status.phase == "Failed"]
+        with watching(sim.api, namespace) as seen:  # the failed JobSet may delete a failed worker's Job
+            assert run_trainjob(sim.api, namespace, "hw", ["gpu-node-012", "gpu-node-013"]) == "Failed"
+        failed = [p.spec.node_name for p in seen.pods(**{JOBSET: "hw", ROLE: "node"}) if p.status.phase == "Failed"]
         assert failed == ["gpu-node-013"]
         # The health agent quarantined the node once the workload ran on it; its partner was left alone.
         assert client.CoreV1Api(sim.api).read_node("gpu-node-013").spec.unschedulable is True
