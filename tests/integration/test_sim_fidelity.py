@@ -1,25 +1,40 @@
 """The simulated cluster fails as a real one does (docs/dev/simulator-fidelity.md), on the catalog as shipped: a
 failing container is restarted in place by the kubelet until its Job's backoffLimit is spent, MPI workers hold
-their node until the launcher ends, and the NVCRE verdict follows from that, never from a retry elsewhere."""
+their node until the launcher ends, and the NVCRE verdict follows from that, never from a retry elsewhere.
+
+The fault matrix runs one certification per runtime (mpi, torch, exec) with a fault of every kind that acts on
+one node, each in a group of its own, and a link fault between the two network domains; each node's outcome (its
+group's NVCRE Job reason, its own verdict) must be the one the document's table gives."""
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 from kubernetes import client
 
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.vocabulary import ANNOTATION_GROUP_NODES
 from tests.ansible_run import ansible_module
-from tools.sim import cluster
+from tools.sim import cluster, ranks, stages
+from tools.sim.state import ClusterState
 
 from .conftest import Sim
 from .pods_seen import Seen, watching
+from .seed import NVCRE, items
 
 pytestmark = pytest.mark.clusters(("aws-h100", 16))
 
 NODES = [f"gpu-node-{i:03d}" for i in range(16)]
 BAD = "gpu-node-005"
 _ns = itertools.count()
+# The fault matrix: one node per kind, each in a group of its own (groups of two run gpu-node-000/001, 002/003...).
+HARDWARE, STALL, CRASH, SLOW, WORKLOAD = (f"gpu-node-{i:03d}" for i in (1, 3, 5, 7, 9))
+AT_START = {HARDWARE: "hardware", STALL: "stall", CRASH: "crash", SLOW: "slow"}
+DOMAINS = ("nn-3c000000", "nn-3c000001")   # aws layer-3 network domains: gpu-node-000..007 and 008..015
+TIMEOUT = "15s"   # the user's timeoutPerJob: what ends a stalled run
+MPIRUN_LOST = ranks.MPIRUN_LOST_DAEMON.split(" on worker")[0]
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +49,10 @@ def watched(h100: Sim) -> Iterator[tuple[str, Seen]]:
     client.CoreV1Api(h100.api).create_namespace({"metadata": {"name": ns}})
     with watching(h100.api, ns) as seen:
         yield ns, seen
-    cluster.fault(h100.name, BAD, "none")
+    for node in (BAD, WORKLOAD, *AT_START):
+        cluster.fault(h100.name, node, "none")
+    if ClusterState.load(h100.name).links:
+        cluster.fault(h100.name, DOMAINS[0], "none")
 
 
 def certify(sim: Sim, ns: str, variant: str, domain: str = "communication", **options: object) -> dict:
@@ -49,6 +67,38 @@ def certify(sim: Sim, ns: str, variant: str, domain: str = "communication", **op
 
 def failed(category: dict) -> dict[str, str]:
     return {f["name"]: f["reason"] for f in category["failed_nodes"]}
+
+
+def inject_at_start(sim: Sim) -> None:
+    for node, kind in AT_START.items():
+        cluster.fault(sim.name, node, kind)
+    cluster.fault(sim.name, DOMAINS[0], "link", peer=DOMAINS[1])
+
+
+def outcomes(sim: Sim, ns: str, category: dict) -> dict[str, tuple[str, str]]:
+    """node -> (the true conditions of its group's NVCRE Job, as `type/reason`, and the node's verdict: Succeeded, a
+    failed-nodes reason, or "-" when it is in neither list, as NVCRE leaves the nodes of a timed-out group)."""
+    verdict = dict.fromkeys(category["succeeded_nodes"], "Succeeded") | failed(category)
+    out = {}
+    for job in items(sim, ns, NVCRE, "jobs"):
+        reason = " ".join(sorted(f'{c["type"]}/{c["reason"]}' for c in job["status"]["conditions"]
+                                 if c["status"] == "True"))
+        for node in job["metadata"]["annotations"][ANNOTATION_GROUP_NODES].split(","):
+            out[node] = (reason, verdict.get(node, "-"))
+    return out
+
+
+# The outcomes of the table (docs/dev/simulator-fidelity.md, "The fault kinds"): the group's Job, the node.
+PASSED = ("Succeeded/WorkloadCompleted", "Succeeded")
+HARDWARE_FAILED = "Failed/WorkloadFailed HardwareFailed/HardwareFailureDetected"
+TIMED_OUT = ("Failed/JobTimedOut", "-")
+BELOW_THRESHOLD = ("Succeeded/WorkloadCompleted ValidationFailed/ThresholdViolated", "ThresholdViolation")
+WORKLOAD_FAILED = ("Failed/WorkloadFailed", "WorkloadFailed")
+
+
+def expected(faulty: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    """Every node's group passed and so did the node, but for the `faulty` ones."""
+    return dict.fromkeys(NODES, PASSED) | faulty
 
 
 def test_mpi_a_failing_worker_restarts_on_its_node_and_fails_only_its_group(h100: Sim, watched: tuple) -> None:
@@ -81,22 +131,72 @@ def test_mpi_workers_hold_their_nodes_until_the_launcher_ends(h100: Sim, watched
     assert left.items == []
 
 
-def test_torch_loopback_restarts_in_place_until_its_backoff_limit(h100: Sim, watched: tuple) -> None:
+def test_fault_matrix_mpi(h100: Sim, watched: tuple) -> None:
+    """nccl-all-reduce in groups of two, a worker's GPU failing mid-run (after mpirun reached it) besides the faults
+    injected before the run."""
     ns, seen = watched
-    cluster.fault(h100.name, BAD, "workload")
-    category = certify(h100, ns, "nccl-loopback")
-    assert failed(category) == {BAD: "WorkloadFailed"}, category
-    assert category["succeeded_nodes"] == [n for n in NODES if n != BAD]
-    (pod,) = seen.on(BAD)
+    cluster.pod_duration(h100.name, ns, 4000)   # long enough to fail a worker while its launcher runs
+    inject_at_start(h100)
+    with ThreadPoolExecutor(1) as pool:
+        run = pool.submit(certify, h100, ns, "nccl-all-reduce", testScale="full-scale", nodesPerJob=2,
+                          timeoutPerJob=TIMEOUT, thresholds={"busBandwidthGBps": "value >= 300.0"})
+        launcher = reached_launcher_of(seen, WORKLOAD, run)
+        cluster.fault(h100.name, WORKLOAD, "workload")
+        category = run.result()
+    assert outcomes(h100, ns, category) == expected({
+        # A GPU off the bus: NVCRE's health monitor names the node; its partner is not blamed.
+        "gpu-node-000": (HARDWARE_FAILED, "-"), HARDWARE: (HARDWARE_FAILED, "HardwareFailureDetected"),
+        # A stalled rank hangs mpirun: no table, until the user's timeoutPerJob; a timed-out group names no node.
+        "gpu-node-002": TIMED_OUT, STALL: TIMED_OUT,
+        # crash is a training fault: an NCCL test on the node runs as usual (gpu-node-005 passes).
+        "gpu-node-006": BELOW_THRESHOLD, SLOW: BELOW_THRESHOLD,
+        "gpu-node-008": WORKLOAD_FAILED, WORKLOAD: WORKLOAD_FAILED})
+    # mpirun lost the daemon it had on the failed worker, and failed; the worker restarted in place.
+    assert any(message.startswith(MPIRUN_LOST) for message in seen.exits[launcher]), seen.exits.get(launcher)
+    (worker,) = [p for p in seen.on(WORKLOAD) if "-node-" in p]
+    assert seen.nodes[worker] == {WORKLOAD} and seen.restarts[worker] >= 1
+    assert not any("Succeeded" in seen.phases[p] for p in seen.on(STALL) + seen.on(HARDWARE))
+
+
+def reached_launcher_of(seen: Seen, node: str, run: Future) -> str:
+    """The launcher of the group running on `node`, once its mpirun has reached every worker."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not run.done():
+        workers = [seen.last[p] for p in seen.on(node) if "-node-" in p]
+        group = {w.metadata.labels["jobset.sigs.k8s.io/jobset-name"] for w in workers}
+        for pod in seen.pods(**{stages.REPLICATED_JOB: stages.LAUNCHER}):
+            if pod.metadata.labels["jobset.sigs.k8s.io/jobset-name"] in group and \
+                    (pod.metadata.annotations or {}).get(stages.MPIRUN_REACHED) == "0":
+                return str(pod.metadata.name)
+        time.sleep(0.05)
+    raise AssertionError(f"no launcher of {node}'s group reached its workers")
+
+
+def test_fault_matrix_torch(h100: Sim, watched: tuple) -> None:
+    """nccl-loopback: one torch pod per node (restartPolicy OnFailure)."""
+    ns, seen = watched
+    inject_at_start(h100)
+    cluster.fault(h100.name, WORKLOAD, "workload")
+    category = certify(h100, ns, "nccl-loopback", timeoutPerJob=TIMEOUT,
+                       thresholds={"busBandwidthGBps": "value >= 400.0"})
+    assert outcomes(h100, ns, category) == expected({
+        HARDWARE: (HARDWARE_FAILED, "HardwareFailureDetected"), STALL: TIMED_OUT, SLOW: BELOW_THRESHOLD,
+        WORKLOAD: WORKLOAD_FAILED})
+    (pod,) = seen.on(WORKLOAD)
     # backoffLimit 6 (the Job's default, the catalog sets none): six restarts on the node, then the Job fails.
-    assert seen.nodes[pod] == {BAD} and seen.restarts[pod] == 6 and "Succeeded" not in seen.phases[pod]
+    assert seen.nodes[pod] == {WORKLOAD} and seen.restarts[pod] == 6 and "Succeeded" not in seen.phases[pod]
+    assert seen.exits[pod] == {stages.FAULT_EXIT["workload"][2]}
 
 
-def test_exec_restart_policy_never_fails_the_pod_without_a_restart(h100: Sim, watched: tuple) -> None:
+def test_fault_matrix_exec(h100: Sim, watched: tuple) -> None:
+    """dcgm-level1: one pod per node, restartPolicy Never and backoffLimit 0 (a failed diagnostic is a verdict)."""
     ns, seen = watched
-    cluster.fault(h100.name, BAD, "workload")
-    category = certify(h100, ns, "dcgm-level1", domain="diagnostics")
-    assert failed(category).get(BAD) == "WorkloadFailed", category
-    (pod,) = seen.on(BAD)
+    inject_at_start(h100)
+    cluster.fault(h100.name, WORKLOAD, "workload")
+    category = certify(h100, ns, "dcgm-level1", domain="diagnostics", timeoutPerJob=TIMEOUT)
+    # dcgm diag measures no bandwidth: the slow node passes.
+    assert outcomes(h100, ns, category) == expected({
+        HARDWARE: (HARDWARE_FAILED, "HardwareFailureDetected"), STALL: TIMED_OUT, WORKLOAD: WORKLOAD_FAILED})
+    (pod,) = seen.on(WORKLOAD)
     assert seen.restarts[pod] == 0 and "Failed" in seen.phases[pod]
-    assert seen.exits[pod] == {"simulated workload fault: process exited with status 1"}
+    assert seen.exits[pod] == {stages.FAULT_EXIT["workload"][2]}

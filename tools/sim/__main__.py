@@ -11,14 +11,14 @@ from kubernetes.client import ApiException
 from . import cluster, demo, profiles, reset, stages
 
 FAULTS = """fault kinds (fault NODE --kind KIND):
-  hardware  GPU marked unhealthy; the health agent cordons the node once a workload runs on it; its pods fail
-  workload  the node's Job pods exit 1
+  hardware  GPU marked unhealthy; the health agent cordons the node once a workload runs on it; its GPU pods fail
+  workload  the node's GPU Job pods exit 1 (restarted in place as their restartPolicy says)
   cordon    spec.unschedulable
   slow      every group with the node prints its bus bandwidth times --factor
   nvlink    GB200/GB300: multi-node groups with the node print times --factor while they run over MNNVL
             (NCCL_MNNVL_ENABLE not 0, nodes of one clique); with NCCL_MNNVL_ENABLE=0 they print the
             network-only figure and look healthy
-  stall     Megatron lines stop after three
+  stall     the node's GPU Job pods hang: Megatron lines stop after three, nccl-tests print no table
   crash     the training pod fails once, after its first checkpoint
   none      clears every fault of the node
 link faults (fault DOMAIN_A --kind link --peer DOMAIN_B [--factor F]):

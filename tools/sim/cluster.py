@@ -18,7 +18,7 @@ import yaml
 from kubernetes import client, config
 
 from . import computedomain, controllers, processes, profiles, stages, training_logs, volumes, workload_logs
-from .faults import HARDWARE_CONDITION, HARDWARE_LABEL, HARDWARE_VALUE
+from .faults import FAULT_SEEN, HARDWARE_CONDITION, HARDWARE_LABEL, HARDWARE_VALUE
 from .state import NAME_RE, ClusterState, cluster_dir, known_clusters, workdir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -379,6 +379,15 @@ def fault(name: str, node: str, kind: str, factor: float | None = None, peer: st
     st.save()
     if kind in stages.FAULT_EXIT:
         _apply_fault_stage(apic, kind, [n for n, k in st.faults.items() if k == kind])
+        _touch_running(core, node, kind)
+
+
+def _touch_running(core: client.CoreV1Api, node: str, kind: str) -> None:
+    """kwok matches a pod against its stages only when the pod changes: mark the pods already running on the node
+    so that a fault injected mid-run reaches them too, as a broken GPU reaches the processes using it."""
+    for pod in core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={node},status.phase=Running").items:
+        core.patch_namespaced_pod(pod.metadata.name, pod.metadata.namespace,
+                                  {"metadata": {"annotations": {FAULT_SEEN: kind}}})
 
 
 def domain_label(nodes: list[dict], domain: str, peer: str) -> str | None:

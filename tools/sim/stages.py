@@ -128,6 +128,9 @@ _READY = {"key": '.status.conditions.[] | select( .type == "Ready" ) | .status',
 _REACHED = {"key": (f'.metadata.labels[{json.dumps(REPLICATED_JOB)}] != {json.dumps(LAUNCHER)} or '
                     f'.metadata.annotations[{json.dumps(MPIRUN_REACHED)}] == ({_RESTARTS} | tostring)'),
             "operator": "In", "values": ["true"]}
+GPU_RESOURCE = "nvidia.com/gpu"
+_USES_GPUS = {"key": f'[.spec.containers[].resources.limits[{json.dumps(GPU_RESOURCE)}] // empty] | length > 0',
+              "operator": "In", "values": ["true"]}
 _NOT_DAEMON = "!self.spec.containers.exists(c, " + " || ".join(
     f"c.command.exists(w, w.contains({json.dumps(d)})) || c.args.exists(w, w.contains({json.dumps(d)}))"
     for d in DAEMONS) + ")"
@@ -166,10 +169,12 @@ def pod_complete_delay(default_ms: int, by_namespace: dict[str, int]) -> dict:
 
 
 def fault_stage(kind: str, nodes: list[str]) -> dict:
-    """A Stage that ends the running containers of the Job-owned pods on `nodes`; its weight beats pod-complete."""
+    """A Stage that ends the running containers of the Job-owned pods on `nodes` that use its GPUs (an MPI
+    launcher placed there runs mpirun on the CPU and is not hit); its weight beats pod-complete."""
     exit_code, reason, message = FAULT_EXIT[kind]
-    return _failing(f"cre-fault-{kind}", [{"cel": {"expression": f"self.spec.nodeName in {json.dumps(sorted(nodes))}"}}],
-                    (str(exit_code), reason, json.dumps(message)), FAULT_DELAY_MS[kind])
+    on_nodes = {"cel": {"expression": f"self.spec.nodeName in {json.dumps(sorted(nodes))}"}}
+    return _failing(f"cre-fault-{kind}", [on_nodes, _USES_GPUS], (str(exit_code), reason, json.dumps(message)),
+                    FAULT_DELAY_MS[kind])
 
 
 def exit_annotations(restarts: int, code: int, message: str) -> dict[str, str]:

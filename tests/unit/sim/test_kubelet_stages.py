@@ -42,6 +42,13 @@ def test_a_fault_fails_the_pod_under_never_and_crash_loops_it_otherwise() -> Non
     assert stages._READY in stage["spec"]["selector"]["matchExpressions"]
 
 
+def test_a_fault_hits_only_the_containers_that_use_the_node_s_gpus() -> None:
+    """An MPI launcher placed on a faulty node runs mpirun on the CPU: a broken GPU does not end it."""
+    selector = stages.fault_stage("hardware", ["gpu-node-001"])["spec"]["selector"]["matchExpressions"]
+    assert {"key": '[.spec.containers[].resources.limits["nvidia.com/gpu"] // empty] | length > 0',
+            "operator": "In", "values": ["true"]} in selector
+
+
 def test_an_agent_ends_one_restart_of_a_container() -> None:
     assert stages.exit_annotations(3, 1, "mpirun failed") == {
         stages.EXIT_AT: "3", stages.EXIT_CODE: "1", stages.EXIT_MESSAGE: "mpirun failed"}

@@ -42,6 +42,15 @@ def test_a_launcher_that_reached_its_workers_is_marked_and_loses_a_daemon_it_had
     assert ranks.verdicts(healthy) == {"launcher": ended(1, ranks.MPIRUN_LOST_DAEMON.format(worker="w-1"))}
 
 
+def test_a_launcher_beside_a_stalled_worker_hangs_unmarked() -> None:
+    """The stalled node's sshd answers, so mpirun starts; its ranks never finish the first collective."""
+    workers = [pod("w-0", command=SSHD), pod("w-1", command=SSHD)]
+    workers[1]["spec"]["nodeName"] = "gpu-node-003"
+    group = [*workers, pod("launcher", "launcher", command=["mpirun", "all_reduce_perf_mpi"])]
+    assert ranks.verdicts(group, stalled=frozenset({"gpu-node-003"})) == {}
+    assert ranks.verdicts(group, stalled=frozenset({"gpu-node-004"})) == {"launcher": {stages.MPIRUN_REACHED: "0"}}
+
+
 def test_mpi_workers_never_end_each_other() -> None:
     group = [pod("w-0", command=SSHD), pod("w-1", command=SSHD, ready=False, exited="2026-12-03T10:00:05Z")]
     assert ranks.verdicts(group) == {}
