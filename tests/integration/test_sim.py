@@ -16,7 +16,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from tools.sim import cache, cluster, computedomain, load, processes, profiles, reset, smoke, workload_logs
+from tools.sim import cache, cluster, computedomain, load, processes, profiles, reset, smoke, stages, workload_logs
 from tools.sim.faults import HARDWARE_LABEL
 from tools.sim.state import ClusterState, cluster_dir, known_clusters
 
@@ -107,9 +107,11 @@ def test_workload_fault_fails_trainjob_on_faulty_node(sim: Sim, namespace: str) 
     try:
         with watching(sim.api, namespace) as seen:  # the failed JobSet may delete a failed worker's Job
             assert run_trainjob(sim.api, namespace, "faulty", ["gpu-node-010", "gpu-node-011"]) == "Failed"
-        failed = [p for p in seen.pods(**{JOBSET: "faulty", ROLE: "node"}) if p.status.phase == "Failed"]
+        # restartPolicy OnFailure: the kubelet restarts the container in place until the Job's backoffLimit.
+        failed = [p for p in seen.pods(**{JOBSET: "faulty", ROLE: "node"}) if seen.exits.get(p.metadata.name)]
         assert [p.spec.node_name for p in failed] == ["gpu-node-011"]
-        assert failed[0].status.container_statuses[0].state.terminated.exit_code == 1
+        assert seen.restarts[failed[0].metadata.name] >= 1 and "Succeeded" not in seen.phases[failed[0].metadata.name]
+        assert seen.exits[failed[0].metadata.name] == {stages.FAULT_EXIT["workload"][2]}
     finally:  # other tests of the module run groups on gpu-node-010/011
         assert sim_cli("fault", "gpu-node-011", "--kind", "none", "--name", sim.name).returncode == 0
 
@@ -123,7 +125,7 @@ def test_hardware_fault_marks_node_and_fails_its_pods(sim: Sim, namespace: str) 
         assert not node.spec.unschedulable  # a broken GPU shows under load, not before
         with watching(sim.api, namespace) as seen:  # the failed JobSet may delete a failed worker's Job
             assert run_trainjob(sim.api, namespace, "hw", ["gpu-node-012", "gpu-node-013"]) == "Failed"
-        failed = [p.spec.node_name for p in seen.pods(**{JOBSET: "hw", ROLE: "node"}) if p.status.phase == "Failed"]
+        failed = [p.spec.node_name for p in seen.pods(**{JOBSET: "hw", ROLE: "node"}) if seen.exits.get(p.metadata.name)]
         assert failed == ["gpu-node-013"]
         # The health agent quarantined the node once the workload ran on it; its partner was left alone.
         assert client.CoreV1Api(sim.api).read_node("gpu-node-013").spec.unschedulable is True
