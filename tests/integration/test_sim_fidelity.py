@@ -35,6 +35,7 @@ AT_START = {HARDWARE: "hardware", STALL: "stall", CRASH: "crash", SLOW: "slow"}
 DOMAINS = ("nn-3c000000", "nn-3c000001")   # aws layer-3 network domains: gpu-node-000..007 and 008..015
 TIMEOUT = "15s"   # the user's timeoutPerJob: what ends a stalled run
 MPIRUN_LOST = ranks.MPIRUN_LOST_DAEMON.split(" on worker")[0]
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 
 
 @pytest.fixture(scope="module")
@@ -88,12 +89,43 @@ def outcomes(sim: Sim, ns: str, category: dict) -> dict[str, tuple[str, str]]:
     return out
 
 
+def workloads(sim: Sim, ns: str, seen: Seen) -> dict[str, set[str]]:
+    """node -> how the workloads whose GPU pods ran on it ended: the reasons of their batch Jobs' and JobSet's
+    events (`Job/BackoffLimitExceeded`, `JobSet/FailedJobs`...; events outlive the objects, which NVCRE deletes
+    after a failure) and the conditions their TrainJob reached (`TrainJob/Complete`)."""
+    events = [e for e in client.CoreV1Api(sim.api).list_namespaced_event(ns).items
+              if e.involved_object.api_version in ("batch/v1", "jobset.x-k8s.io/v1alpha2")
+              and e.reason not in ("SuccessfulCreate", "SuccessfulDelete")]
+    out: dict[str, set[str]] = {}
+    for name, nodes in seen.nodes.items():
+        pod = seen.last[name]
+        if not any(stages.GPU_RESOURCE in ((c.resources and c.resources.limits) or {}) for c in pod.spec.containers):
+            continue   # an MPI launcher runs on any node
+        jobset = pod.metadata.labels[JOBSET_NAME]
+        marks = {f"{e.involved_object.kind}/{e.reason}" for e in events
+                 if e.involved_object.name == jobset or e.involved_object.name.startswith(f"{jobset}-")}
+        for node in nodes:
+            out.setdefault(node, set()).update(marks | {f"TrainJob/{c}" for c in seen.trainjobs.get(jobset, ())})
+    return out
+
+
 # The outcomes of the table (docs/dev/simulator-fidelity.md, "The fault kinds"): the group's Job, the node.
 PASSED = ("Succeeded/WorkloadCompleted", "Succeeded")
 HARDWARE_FAILED = "Failed/WorkloadFailed HardwareFailed/HardwareFailureDetected"
 TIMED_OUT = ("Failed/JobTimedOut", "-")
 BELOW_THRESHOLD = ("Succeeded/WorkloadCompleted ValidationFailed/ThresholdViolated", "ThresholdViolation")
 WORKLOAD_FAILED = ("Failed/WorkloadFailed", "WorkloadFailed")
+# ... and of the workloads: the batch Jobs, the JobSet and the TrainJob.
+RAN = {"Job/Completed", "JobSet/AllJobsCompleted", "TrainJob/Complete"}
+GAVE_UP = {"Job/BackoffLimitExceeded", "JobSet/FailedJobs", "TrainJob/Failed"}
+HUNG: set[str] = set()   # still running when NVCRE's timeout deleted it
+
+
+def expected_workloads(faulty: dict[str, set[str]], quarantined: tuple[str, ...] = (HARDWARE,)) -> dict[str, set[str]]:
+    """Every workload ran, but for the `faulty` nodes'; the `quarantined` nodes' (a hardware fault's group) are left
+    out: NVCRE's health monitor deletes that workload as soon as the node is quarantined, before or after its Job
+    gave up, so only "it never completed" holds there."""
+    return {n: RAN for n in NODES if n not in quarantined} | faulty
 
 
 def expected(faulty: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
@@ -151,6 +183,10 @@ def test_fault_matrix_mpi(h100: Sim, watched: tuple) -> None:
         # crash is a training fault: an NCCL test on the node runs as usual (gpu-node-005 passes).
         "gpu-node-006": BELOW_THRESHOLD, SLOW: BELOW_THRESHOLD,
         "gpu-node-008": WORKLOAD_FAILED, WORKLOAD: WORKLOAD_FAILED})
+    ended = workloads(h100, ns, seen)
+    assert not ended.pop("gpu-node-000") & RAN and not ended.pop(HARDWARE) & RAN, ended
+    assert ended == expected_workloads({"gpu-node-002": HUNG, STALL: HUNG, "gpu-node-008": GAVE_UP, WORKLOAD: GAVE_UP},
+                                       quarantined=("gpu-node-000", HARDWARE))
     # mpirun lost the daemon it had on the failed worker, and failed; the worker restarted in place.
     assert any(message.startswith(MPIRUN_LOST) for message in seen.exits[launcher]), seen.exits.get(launcher)
     (worker,) = [p for p in seen.on(WORKLOAD) if "-node-" in p]
@@ -182,6 +218,9 @@ def test_fault_matrix_torch(h100: Sim, watched: tuple) -> None:
     assert outcomes(h100, ns, category) == expected({
         HARDWARE: (HARDWARE_FAILED, "HardwareFailureDetected"), STALL: TIMED_OUT, SLOW: BELOW_THRESHOLD,
         WORKLOAD: WORKLOAD_FAILED})
+    ended = workloads(h100, ns, seen)
+    assert not ended.pop(HARDWARE) & RAN, ended
+    assert ended == expected_workloads({STALL: HUNG, WORKLOAD: GAVE_UP})
     (pod,) = seen.on(WORKLOAD)
     # backoffLimit 6 (the Job's default, the catalog sets none): six restarts on the node, then the Job fails.
     assert seen.nodes[pod] == {WORKLOAD} and seen.restarts[pod] == 6 and "Succeeded" not in seen.phases[pod]
@@ -197,6 +236,9 @@ def test_fault_matrix_exec(h100: Sim, watched: tuple) -> None:
     # dcgm diag measures no bandwidth: the slow node passes.
     assert outcomes(h100, ns, category) == expected({
         HARDWARE: (HARDWARE_FAILED, "HardwareFailureDetected"), STALL: TIMED_OUT, WORKLOAD: WORKLOAD_FAILED})
+    ended = workloads(h100, ns, seen)
+    assert not ended.pop(HARDWARE) & RAN, ended
+    assert ended == expected_workloads({STALL: HUNG, WORKLOAD: GAVE_UP})
     (pod,) = seen.on(WORKLOAD)
     assert seen.restarts[pod] == 0 and "Failed" in seen.phases[pod]
     assert seen.exits[pod] == {stages.FAULT_EXIT["workload"][2]}
