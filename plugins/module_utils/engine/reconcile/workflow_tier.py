@@ -385,9 +385,10 @@ class _Pass:
                     refs.append(ref)
             if any(obj.get("kind") == COMPUTE_DOMAIN and Ref.of(obj) not in self.world.dependencies
                    for obj in launch.dependencies):
-                # §7.2: a ComputeDomain just created is not ready; its Job (and the groups after it) wait for a
-                # later pass. Its refs are written now, so that pass sees it (and cleanup finds it).
-                break
+                # §7.2: a ComputeDomain just created is not ready; its Job waits for a later pass. Its refs are
+                # written now, so that pass sees it (and cleanup finds it). NVCRE stops launching there; the groups
+                # after it are independent, so theirs go out in this pass too (issue 22: one pass, not one a group).
+                continue
             self.create(launch.job)
             launched += 1
             job_meta = launch.job["metadata"]

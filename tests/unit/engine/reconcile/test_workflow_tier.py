@@ -413,6 +413,19 @@ def test_a_new_compute_domain_holds_its_job_until_a_later_pass():
         "ComputeDomain", "TrainingRuntime"]
 
 
+def test_every_group_s_compute_domain_goes_out_in_one_pass_and_every_job_in_the_next():
+    scenario = next(s for s in SCENARIOS if s["id"] == "compute-domains-of-every-group-in-one-pass")
+    sim = Sim(scenario)
+    created = []
+    for _step in range(6):
+        step = workflow_tier.reconcile(sim.world())
+        created.append([Ref.of(a.obj).kind for a in step.actions if isinstance(a, Create)])
+        sim.execute(step)
+    first = next(i for i, kinds in enumerate(created) if "ComputeDomain" in kinds)
+    assert created[first].count("ComputeDomain") == 4 and "Job" not in created[first]
+    assert created[first + 1].count("Job") == 4
+
+
 def test_workflow_dependencies_exist_before_grouping_fails():
     """§4 step 10 comes before nodesPerJob (step 11): a PartitionError still leaves the ConfigMap, recorded."""
     sim = Sim({"nodes": {"platform": "aws", "gpu_architecture": "h100", "count": 1}})
