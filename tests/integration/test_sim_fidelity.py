@@ -34,7 +34,7 @@ HARDWARE, STALL, CRASH, SLOW, WORKLOAD = (f"gpu-node-{i:03d}" for i in (1, 3, 5,
 AT_START = {HARDWARE: "hardware", STALL: "stall", CRASH: "crash", SLOW: "slow"}
 DOMAINS = ("nn-3c000000", "nn-3c000001")   # aws layer-3 network domains: gpu-node-000..007 and 008..015
 TIMEOUT = "15s"   # the user's timeoutPerJob: what ends a stalled run
-MPIRUN_LOST = ranks.MPIRUN_LOST_DAEMON.split(" on worker")[0]
+MPIRUN_LOST = ranks.MPIRUN_LOST_DAEMON.split(" on worker", maxsplit=1)[0]
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 
 
