@@ -60,9 +60,17 @@ def resource_name_shaped(text: str) -> bool:
     return 3 <= len(text) <= 253 and bool(_RESOURCE_NAME.match(text)) and any(c.islower() for c in text)
 
 
+# A LogProfile is named by the measurements and read cluster-wide, never from a per-group copy. NVCRE renames it
+# too when the name is also a string two job dependencies share: the catalog's GB200/GB300 loopback (`app:
+# nccl-loopback` on its runtime and its ComputeDomain) then points at a LogProfile that does not exist, and the
+# loopback is never measured (docs/nvcre-compatibility.md).
+LOG_PROFILE_REFS = (("bandwidthMeasurement", "logProfileRef"), ("goodputMeasurement", "logProfileRef"))
+
+
 def job_spec_skip(path: Path) -> bool:
-    """Maps renaming and classification leave alone: workload labels and runtimePatch label/annotation maps."""
-    if path[:1] == ("workloadMetadata",):
+    """What renaming and classification leave alone: workload labels, runtimePatch label/annotation maps and the
+    measurements' LogProfile names."""
+    if path[:1] == ("workloadMetadata",) or path in LOG_PROFILE_REFS:
         return True
     return (path[:3] == ("workload", "trainJob", "runtimePatches") and len(path) >= 2
             and path[-2] == "metadata" and path[-1] in ("labels", "annotations"))
