@@ -397,15 +397,19 @@ def test_requeue_intervals():
     assert idle.actions == [] and idle.requeue_after == 15.0
 
 
-def test_a_new_compute_domain_holds_its_job_until_a_later_pass():
-    scenario = next(s for s in SCENARIOS if s["id"] == "compute-domain-created-a-pass-before-its-job")
-    sim = Sim(scenario)
+def created_per_pass(scenario_id: str, passes: int = 6) -> tuple[Sim, list[list[str]], int]:
+    """The scenario's first passes: the kinds each created, and the index of the first to create a ComputeDomain."""
+    sim = Sim(next(s for s in SCENARIOS if s["id"] == scenario_id))
     created = []
-    for _step in range(6):
+    for _step in range(passes):
         step = workflow_tier.reconcile(sim.world())
         created.append([Ref.of(a.obj).kind for a in step.actions if isinstance(a, Create)])
         sim.execute(step)
-    first = next(i for i, kinds in enumerate(created) if "ComputeDomain" in kinds)
+    return sim, created, next(i for i, kinds in enumerate(created) if "ComputeDomain" in kinds)
+
+
+def test_a_new_compute_domain_holds_its_job_until_a_later_pass():
+    sim, created, first = created_per_pass("compute-domain-created-a-pass-before-its-job")
     assert "Job" not in created[first]
     assert created[first + 1] == ["TrainingRuntime", "ComputeDomain", "Job"]  # the copies adopted, then the Job
     # The refs were written with the wait, so the next pass saw the ComputeDomain.
@@ -414,14 +418,7 @@ def test_a_new_compute_domain_holds_its_job_until_a_later_pass():
 
 
 def test_every_group_s_compute_domain_goes_out_in_one_pass_and_every_job_in_the_next():
-    scenario = next(s for s in SCENARIOS if s["id"] == "compute-domains-of-every-group-in-one-pass")
-    sim = Sim(scenario)
-    created = []
-    for _step in range(6):
-        step = workflow_tier.reconcile(sim.world())
-        created.append([Ref.of(a.obj).kind for a in step.actions if isinstance(a, Create)])
-        sim.execute(step)
-    first = next(i for i, kinds in enumerate(created) if "ComputeDomain" in kinds)
+    _sim, created, first = created_per_pass("compute-domains-of-every-group-in-one-pass")
     assert created[first].count("ComputeDomain") == 4 and "Job" not in created[first]
     assert created[first + 1].count("Job") == 4
 
