@@ -107,6 +107,14 @@ class BandwidthStatus(K8sModel):
     results: list[BandwidthResult] | None = None
     transport: StringSet | None = None
     """Network transports NCCL reported (record only)."""
+    measured_test: str | None = None
+    """Ours: the collective whose rows are the results, as the log names it (its test binary)."""
+    other_tests: StringSet | None = None
+    """Ours: the other tests the log holds (never averaged into the results)."""
+    refused_rows: int | None = None
+    """Ours: result rows of the measured test that their table does not confirm, so not counted."""
+    first_refused_row: str | None = None
+    """Ours: the first of them and why."""
     start_time: Timestamp | None = None
     completion_time: Timestamp | None = None
     conditions: Conditions | None = None

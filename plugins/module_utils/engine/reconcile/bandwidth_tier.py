@@ -27,10 +27,11 @@ from ..api.vocabulary import (
     LOGS_UNAVAILABLE,
     MEASURING,
     NO_DATA_COLLECTED,
+    ROWS_REFUSED,
     SUCCEEDED,
 )
 from ..spec.log_lines import LogProfileError
-from ..spec.nccl_log import NcclParser, aggregate, merge_transports
+from ..spec.nccl_log import NcclParse, NcclParser, aggregate, merge_transports
 from . import job_measurements, measurement_pods
 from .measurement import (
     MAX_LOOKBACK,
@@ -141,7 +142,7 @@ def _running(world: BandwidthWorld) -> BandwidthStep:
         return BandwidthStep(read=Read(meta(pod)["name"], name, since(start, now - MAX_LOOKBACK)))
     if world.log.error:
         return BandwidthStep(Step(requeue_after=interval.total_seconds()))
-    parsed = parser.parse(world.log.text)
+    parsed = parser.parse(world.log.text, _test_type(m))
     if not parsed.rows:
         # A restarted container may print its table later: keep the anchor so that window is read again.
         keep = measurement_pods.restart_count(pod, name) > 0
@@ -176,7 +177,7 @@ def _final_read(world: BandwidthWorld) -> tuple[Read | None, str]:
 def _final(world: BandwidthWorld, succeeded: bool) -> BandwidthStep:
     m, job, now = world.measurement, world.job or {}, _now(world)
     status = copy.deepcopy(m.get("status") or {})
-    rows_read: list[Any] | None = None
+    parsed: NcclParse | None = None
     error = ""
     retryable = True
     if world.log is None:
@@ -187,22 +188,30 @@ def _final(world: BandwidthWorld, succeeded: bool) -> BandwidthStep:
         error, retryable = world.log.error, world.log.retryable
     else:
         parser, error = _parser(world)
-        parsed = parser.parse(world.log.text) if parser is not None else None
-        rows_read = parsed.rows if parsed is not None else None
-        transports = merge_transports(status.get("transport") or [], parsed.transports if parsed else [])
-        if transports:
-            status["transport"] = transports
+        parsed = parser.parse(world.log.text, _test_type(m)) if parser is not None else None
+        if parsed is not None:
+            _record_reading(status, parsed)
+    anchor = terminal_anchor(job, now)
     if not succeeded:
-        if rows_read:
-            status["results"] = aggregate([], rows_read)
-        return _complete(m, status, JOB_FAILED, "Job failed", terminal_anchor(job, now), now)
-    if rows_read is not None:
-        status["results"] = aggregate([], rows_read)
-        if rows_read:
-            return _complete(m, status, JOB_SUCCEEDED, "Job succeeded", terminal_anchor(job, now), now)
+        if parsed is not None and parsed.rows:
+            status["results"] = aggregate([], parsed.rows)
+        return _complete(m, status, JOB_FAILED, "Job failed", anchor, now)
+    if parsed is not None:
+        status["results"] = aggregate([], parsed.rows)
+        if parsed.rows:
+            return _complete(m, status, JOB_SUCCEEDED, "Job succeeded", anchor, now)
+        if parsed.refused:
+            line, why = parsed.refused[0]
+            return _complete(m, status, ROWS_REFUSED, f"Job succeeded but none of the {len(parsed.refused)} result "
+                             f"rows of its log could be trusted; the first, {line.strip()!r}: {why}; check "
+                             "spec.logProfileRef", anchor, now)
+        if parsed.others:
+            held, asked = ", ".join(parsed.others), _test_type(m)
+            told = f"no {asked} test (it holds {held})" if asked else f"several tests ({held})"
+            return _complete(m, status, NO_DATA_COLLECTED, f"Job succeeded but its log holds {told}; check "
+                             "spec.testType", anchor, now)
         return _complete(m, status, NO_DATA_COLLECTED,
-                         "Job succeeded but no bandwidth data was parsed; check spec.logProfileRef",
-                         terminal_anchor(job, now), now)
+                         "Job succeeded but no bandwidth data was parsed; check spec.logProfileRef", anchor, now)
     pending = condition(m, MEASURING) or {}
     pending_since = parse_time(pending.get("lastTransitionTime")) if pending.get("reason") == FINAL_READ_PENDING else None
     grace = max(FINAL_READ_GRACE, _measurement_timeout(job))
@@ -216,7 +225,26 @@ def _final(world: BandwidthWorld, succeeded: bool) -> BandwidthStep:
                                   requeue_after=min(remaining.total_seconds(), REQUEUE)))
     tail = PROVISIONAL if status.get("results") else NO_ROWS
     return _complete(m, status, LOGS_UNAVAILABLE,
-                     f"Job succeeded but its log could not be read in full ({error}); {tail}", terminal_anchor(job, now), now)
+                     f"Job succeeded but its log could not be read in full ({error}); {tail}", anchor, now)
+
+
+def _test_type(m: Obj) -> str:
+    return str((m.get("spec") or {}).get("testType") or "")
+
+
+def _record_reading(status: Obj, parsed: NcclParse) -> None:
+    """What the final read saw beyond NVCRE's fields (ours): the transports, the test measured, the other tests
+    of the log, and the rows refused with the first of them."""
+    transports = merge_transports(status.get("transport") or [], parsed.transports)
+    if transports:
+        status["transport"] = transports
+    for key, value in (("measuredTest", parsed.measured), ("otherTests", parsed.others),
+                       ("refusedRows", len(parsed.refused))):
+        if value:
+            status[key] = value
+    if parsed.refused:
+        line, why = parsed.refused[0]
+        status["firstRefusedRow"] = f"{line.strip()} ({why})"
 
 
 def _gone(world: BandwidthWorld) -> BandwidthStep:

@@ -16,6 +16,8 @@ from ..api.vocabulary import (
     COMPLETE,
     GOODPUT_MEASUREMENT,
     MEASUREMENT_TIMEOUT,
+    MEASUREMENT_UNREADABLE,
+    ROWS_REFUSED,
     SUCCEEDED,
     THRESHOLD_VIOLATION,
     THRESHOLDS_MET,
@@ -75,7 +77,7 @@ def check(job: Obj, status: Obj, measurements: list[Obj], pods: list[Obj], now: 
     wanted: dict[str, str] = (job.get("spec") or {}).get("thresholds") or {}
     if not wanted:
         return None
-    verdict = _verdict(job, status, wanted, measured(job, measurements), now)
+    verdict = _verdict(job, status, wanted, measured(job, measurements), now) or _unreadable(job, wanted, measurements)
     if verdict is None:
         return REQUEUE
     failed, reason, message = verdict
@@ -86,6 +88,18 @@ def check(job: Obj, status: Obj, measurements: list[Obj], pods: list[Obj], now: 
             [], attribution.failed_entries(nodes, THRESHOLD_VIOLATION, message))
         if not status["failedNodes"]:
             del status["failedNodes"]
+    return None
+
+
+def _unreadable(job: Obj, wanted: dict[str, str], measurements: list[Obj]) -> tuple[bool, str, str] | None:
+    """Ours: a bandwidth threshold whose measurement refused every row of the log fails now, naming the row,
+    rather than after `measurementTimeout` as data that never came."""
+    if not {"busBandwidthGBps", "algBandwidthGBps"} & set(wanted):
+        return None
+    for bm in job_measurements.of_job(measurements, job, BANDWIDTH_MEASUREMENT):
+        done = condition(bm, COMPLETE) or {}
+        if job_measurements.measures(bm, job) and done.get("status") == "True" and done.get("reason") == ROWS_REFUSED:
+            return True, MEASUREMENT_UNREADABLE, f"BandwidthMeasurement {meta(bm).get('name')}: {done.get('message')}"
     return None
 
 

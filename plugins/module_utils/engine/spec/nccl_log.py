@@ -1,8 +1,11 @@
 """nccl-tests output as a BandwidthMeasurement reads it (measurements.md §1.1.8, §1.2.4, §1.4, §2.6, §4.2).
 
-The profile's `bandwidthResult` regex picks result rows (size, algbw, busbw); its optional `networkTransport`
-regex picks the `NCCL INFO Using network <name>` lines. Rows of all windows are folded into
-`status.results` as running averages per message size, formatted as NVCRE writes them (`%.2f`).
+The profile's `bandwidthResult` regex proposes result rows (size, algbw, busbw); its optional `networkTransport`
+regex picks the `NCCL INFO Using network <name>` lines. Beyond NVCRE, each line loses its launcher prefix
+(launcher_prefix.py), each stream's lines are read as nccl-tests tables (the test that printed them, its ranks,
+its header, its `# Avg bus bandwidth`), and a proposed row counts only when its table confirms it
+(nccl_tables.py); the rows of the test the measurement asked for (`spec.testType`) are the result. Rows of all
+windows are folded into `status.results` as running averages per message size, formatted as NVCRE writes them.
 """
 from __future__ import annotations
 
@@ -10,23 +13,28 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .log_lines import LogProfileError, compile_regex, go_float, go_int, lines
+from .launcher_prefix import split_prefix
+from .log_lines import LogProfileError, compile_regex, go_float, lines
+from .nccl_tables import COLLECTIVES, Row, Table, avg_bus, binary_named, header_columns, propose
 
 RESULT_GROUPS = ("size", "algBW", "busBW")
-
-
-@dataclass(frozen=True)
-class NcclRow:
-    size: int
-    alg_bw: float
-    bus_bw: float
+NcclRow = Row
+_RANK_LINE = re.compile(r"#\s+Rank\s+\d+", re.ASCII)
 
 
 @dataclass
 class NcclParse:
     rows: list[NcclRow] = field(default_factory=list)
+    """The rows of the measured test, in log order."""
     transports: list[str] = field(default_factory=list)
     """Distinct, sorted."""
+    tables: list[Table] = field(default_factory=list)
+    measured: str = ""
+    """The collective the rows are of ("" when the log does not say)."""
+    others: list[str] = field(default_factory=list)
+    """The other tests the log holds, sorted."""
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    """(line, why) of the measured test's rows that were not counted."""
 
 
 def strip_prefix(line: str) -> str:
@@ -36,6 +44,21 @@ def strip_prefix(line: str) -> str:
         if space >= 0:
             return line[space + 1:]
     return line
+
+
+@dataclass
+class _Stream:
+    """What one stream (a rank's lines) has said so far."""
+
+    test: str | None = None         # the collective of the test binary named last
+    ranks: int | None = None        # the `# Using devices` lines counted
+    table: Table | None = None
+
+
+def collective_of(test_type: str) -> str | None:
+    """The collective a testType names (`all_reduce`, `loopback_all_reduce`), else None."""
+    name = test_type.removeprefix("loopback_")
+    return name if name in COLLECTIVES else None
 
 
 @dataclass(frozen=True)
@@ -62,22 +85,80 @@ class NcclParser:
             raise LogProfileError("networkTransport regex must have named group: transport")
         return cls(result, transport)
 
-    def parse(self, text: str) -> NcclParse:
-        """Rows in log order (a capture that is not a Go number skips its line) and the transports named."""
-        rows: list[NcclRow] = []
+    def parse(self, text: str, test_type: str = "") -> NcclParse:
+        """The measured test's rows in log order, every table read, and the transports named."""
+        streams: dict[str, _Stream] = {}
+        tables: list[Table] = []
         transports: set[str] = set()
         for raw in lines(text):
-            line = strip_prefix(raw)
-            match = self.result.search(line)
-            if match:
-                size, alg_bw, bus_bw = (go_int(match["size"] or ""), go_float(match["algBW"] or ""),
-                                        go_float(match["busBW"] or ""))
-                if size is not None and alg_bw is not None and bus_bw is not None:
-                    rows.append(NcclRow(size, alg_bw, bus_bw))
+            key, line = split_prefix(strip_prefix(raw))
+            stream = streams.setdefault(key, _Stream())
             found = self.transport.search(line) if self.transport else None
             if found and (found["transport"] or "").strip():
                 transports.add(found["transport"].strip())
-        return NcclParse(rows, sorted(transports))
+            match = self.result.search(line)
+            proposed = propose(line, match) if match else None
+            if proposed is not None:
+                if stream.table is None:
+                    stream.table = Table(stream.test, stream.ranks)
+                    tables.append(stream.table)
+                stream.table.proposed.append(proposed)
+            elif match is None:
+                _read_other(stream, line, tables)
+        for table in tables:
+            table.finish()
+        return _select(tables, test_type, sorted(transports))
+
+
+def _read_other(stream: _Stream, line: str, tables: list[Table]) -> None:
+    """A line that is no row: a table's header or summary, the test's name, its devices, or a command."""
+    comment = line.strip()
+    if not comment.startswith("#"):
+        named = binary_named(comment)
+        if named:
+            stream.test, stream.table = named, None
+        return
+    columns = header_columns(comment)
+    if columns is not None:
+        stream.table = Table(stream.test, stream.ranks, columns)
+        tables.append(stream.table)
+    elif comment.startswith(("# Collective test starting", "# Collective test concluded")):
+        stream.test, stream.table = binary_named(comment), None
+    elif comment.startswith("# Using devices"):
+        stream.ranks = 0
+    elif stream.ranks is not None and _RANK_LINE.match(comment) and stream.table is None:
+        stream.ranks += 1
+    elif comment.startswith("# nThread"):
+        stream.ranks, stream.table = None, None
+    elif stream.table is not None and (avg := avg_bus(comment)) is not None:
+        stream.table.avg_bus = avg
+
+
+def _select(tables: list[Table], test_type: str, transports: list[str]) -> NcclParse:
+    """The tables of the test asked for: those named for its collective; else, when the log names none, every
+    table. With no collective asked for and several tests in the log, none (a figure of one collective must
+    never be read as another's)."""
+    tables = [t for t in tables if t.proposed]
+    named = sorted({t.collective for t in tables if t.collective})
+    wanted = collective_of(test_type)
+    if wanted in named:
+        chosen = [t for t in tables if t.collective == wanted]
+    elif len(named) <= 1 and (wanted is None or not named):
+        chosen = tables
+    else:
+        chosen = []
+    measured = chosen[0].collective or "" if chosen else ""
+    return NcclParse(_one_variant(chosen), transports, tables, measured, [n for n in named if n != measured],
+                     [r for t in chosen for r in t.refused])
+
+
+def _one_variant(tables: list[Table]) -> list[NcclRow]:
+    """The rows of one data type and reduction: `float/sum` (nccl-tests' default) when printed, else the first
+    seen; a figure per size must not average `max` with `prod` (`--op all`) or `int8` with `double` (`-d all`)."""
+    rows = [(row, variant) for t in tables for row, variant in zip(t.rows, t.variants)]
+    variants = [variant for _row, variant in rows]
+    keep = "float/sum" if "float/sum" in variants else next(iter(variants), "")
+    return [row for row, variant in rows if variant == keep]
 
 
 def aggregate(results: list[dict[str, Any]], rows: list[NcclRow]) -> list[dict[str, Any]]:

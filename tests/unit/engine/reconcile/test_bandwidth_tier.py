@@ -19,7 +19,7 @@ TABLE = """nccl-w-0:211:211 [0] NCCL INFO Using network IB
    134217728      33554432     float     sum      -1   1402.6   95.69  179.42      0   1398.4   95.98  179.96      0
   8589934592    2147483648     float     sum      -1  19012.7  451.80  847.12      0  18990.1  452.34  848.14      0
 # Out of bounds values : 0 OK
-# Avg bus bandwidth    : 263.45
+# Avg bus bandwidth    : 263.653
 """
 LOG = "".join(f"2026-03-02T10:00:05.123456789Z {line}\n" for line in TABLE.splitlines())
 SIZES = [8, 1048576, 134217728, 8589934592]
@@ -107,6 +107,59 @@ def test_a_succeeded_job_without_rows_is_no_data():
     assert (cond(status, "Complete")["reason"], cond(status, "Complete")["message"]) == (
         "NoDataCollected", "Job succeeded but no bandwidth data was parsed; check spec.logProfileRef")
     assert status["results"] == []
+
+
+# An older nccl-tests table (no root column, integer times) read with NVCRE's regex, which takes the first digit of
+# the `error` column for busbw (spec/nccl_tables.py); and two tests in one log.
+OLD_TABLE = """#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error
+  8589934592    2147483648   float     sum   127453   67.40  123.56  2e-07   127443   67.40  123.57  2e-07
+"""
+TWO_TESTS = """# Collective test starting: alltoall_perf
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+     1048576        131072     float    none      -1    50.00   20.97   10.49      0    50.10   20.93   10.47      0
+# Collective test starting: sendrecv_perf
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+     1048576        262144     float     sum      -1    20.00   52.43   52.43      0    20.10   52.17   52.17      0
+"""
+
+
+def final_status(log: str, test_type: str = "all_reduce", regex: str = "") -> dict:
+    profile = builtin_profile("nccl-bandwidth")
+    if regex:
+        profile["spec"]["patterns"]["bandwidthResult"]["regex"] = regex
+    m = measurement()
+    m["spec"]["testType"] = test_type
+    w = tier.BandwidthWorld(m, job("Succeeded"), [pod("Succeeded")], profile, "", NOW, log=tier.LogRead(log))
+    return written(tier.reconcile(w))
+
+
+def test_rows_the_table_refutes_end_the_measurement_without_a_figure():
+    status = final_status(OLD_TABLE, regex=r"^\s*(?P<size>\d+)\s+\d+\s+\w+\s+\w+\s+-?\d+\s+[\d.]+\s+"
+                                           r"(?P<algBW>[\d.]+)\s+(?P<busBW>[\d.]+)")
+    row = "8589934592    2147483648   float     sum   127453   67.40  123.56  2e-07   127443   67.40  123.57  2e-07"
+    assert (cond(status, "Complete")["reason"], cond(status, "Complete")["message"]) == (
+        "RowsRefused", f"Job succeeded but none of the 1 result rows of its log could be trusted; the first, {row!r}: "
+        "busBW '2' is not a whole column; check spec.logProfileRef")
+    assert status["results"] == []
+    assert (status["refusedRows"], status["firstRefusedRow"]) == (1, f"{row} (busBW '2' is not a whole column)")
+
+
+def test_the_builtin_profile_reads_the_older_table():
+    status = final_status(OLD_TABLE)
+    assert status["results"] == [{"sizeBytes": 8589934592, "algBW": "67.40", "busBW": "123.56", "samples": 1}]
+    assert cond(status, "Complete")["reason"] == "JobSucceeded" and "refusedRows" not in status
+
+
+def test_the_asked_test_is_measured_and_the_others_named():
+    status = final_status(TWO_TESTS, "alltoall")
+    assert status["results"] == [{"sizeBytes": 1048576, "algBW": "20.97", "busBW": "10.49", "samples": 1}]
+    assert (status["measuredTest"], status["otherTests"]) == ("alltoall", ["sendrecv"])
+    missing = final_status(TWO_TESTS, "all_reduce")
+    assert (cond(missing, "Complete")["reason"], cond(missing, "Complete")["message"]) == (
+        "NoDataCollected", "Job succeeded but its log holds no all_reduce test (it holds alltoall, sendrecv); "
+        "check spec.testType")
+    assert cond(final_status(TWO_TESTS, ""), "Complete")["message"] == (
+        "Job succeeded but its log holds several tests (alltoall, sendrecv); check spec.testType")
 
 
 def test_a_final_read_that_fails_waits_within_the_grace_then_gives_up():

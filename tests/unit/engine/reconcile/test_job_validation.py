@@ -137,3 +137,17 @@ def test_the_job_tier_creates_the_measurements_the_job_asks_for():
     existing = {**create.obj}
     again = job_tier.reconcile(JobWorld(running, workload, now=SUCCEEDED_AT, measurements=[existing]))
     assert not any(isinstance(a, Create) for a in again.actions)
+
+
+def test_a_bandwidth_measurement_that_refused_its_rows_fails_the_thresholds_at_once():
+    refused = bandwidth("0.00", reason="RowsRefused")
+    refused["status"]["results"] = []
+    refused["status"]["conditions"][0]["message"] = "Job succeeded but none of the 4 result rows ... (why)"
+    step, cond, status = verdict({"busBandwidthGBps": "value >= 300.0"}, [refused])
+    message = "BandwidthMeasurement j-bandwidth: Job succeeded but none of the 4 result rows ... (why)"
+    assert (cond["status"], cond["reason"], cond["message"]) == ("True", "MeasurementUnreadable", message)
+    assert status["failedNodes"] == [{"name": n, "reason": "ThresholdViolation", "message": message}
+                                     for n in ("gpu-node-000", "gpu-node-001")]
+    # A goodput threshold is not the bandwidth measurement's business: it waits for its own data.
+    _step, cond, _status = verdict({"goodputRatio": "value >= 0.9"}, [refused])
+    assert cond is None

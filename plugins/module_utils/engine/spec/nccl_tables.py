@@ -1,0 +1,204 @@
+"""nccl-tests result tables, checked so that no figure is taken that the table does not print (ours, beyond NVCRE).
+
+A profile's `bandwidthResult` regex proposes rows; a proposed row counts only when:
+- its captures are whole whitespace-separated tokens (a regex that stops inside `2e-07` reads `2`);
+- under a header (`#  size  count  type ...`), it has exactly the header's columns, each token fits its column,
+  and `size`, `algBW`, `busBW` are the header's size and out-of-place algbw and busbw columns (an older table
+  without `root` shifts NVCRE's regex one column to the right when the time is an integer);
+- its busbw is its algbw times the collective's bus factor for the rank count, within the 2-decimal rounding
+  (nccl-tests computes busbw from algbw: all_reduce 2(n-1)/n; all_gather, reduce_scatter, alltoall, gather,
+  scatter (n-1)/n; broadcast, reduce, sendrecv 1). Without a known collective or rank count, the factor of
+  the row with the largest algbw must hold for every row of the table;
+- and the table's `# Avg bus bandwidth` (the mean of every busbw it printed) agrees with the rows read.
+Every refused row is kept with its reason, so a log whose rows cannot be trusted yields no figure at all.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .log_lines import go_float, go_int
+
+# nccl-tests' bus factors: busbw = algbw * factor(n) for n ranks (src/*.cu, the tests' GetBw).
+_FAMILY = {"all_reduce": "2(n-1)/n", "all_gather": "(n-1)/n", "reduce_scatter": "(n-1)/n", "alltoall": "(n-1)/n",
+           "gather": "(n-1)/n", "scatter": "(n-1)/n", "hypercube": "(n-1)/n", "broadcast": "1", "reduce": "1",
+           "sendrecv": "1"}
+COLLECTIVES = tuple(sorted(_FAMILY))
+# A name of a test binary (`all_reduce_perf`, `alltoall_perf_mpi`) in a line that is not a row.
+_BINARY = re.compile(r"\b(" + "|".join(COLLECTIVES) + r")_perf(?:_mpi)?\b")
+_NUMBER = r"\d+(?:\.\d+)?"
+_COLUMN = {"size": r"\d+", "count": r"\d+", "root": r"-?\d+", "type": r"[A-Za-z]\w*", "redop": r"[A-Za-z]\w*",
+           "time": _NUMBER, "algbw": _NUMBER, "busbw": _NUMBER, "#wrong": r"\d+|N/A",
+           "error": r"\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|N/A"}
+ROUNDING = 0.005            # nccl-tests prints algbw, busbw and the avg line with 2 or more decimals
+_MIN_ANCHOR_ALGBW = 0.5     # below this a row's busbw/algbw ratio says too little to infer a factor from
+
+
+def factor(collective: str, ranks: int) -> float:
+    family = _FAMILY[collective]
+    if family == "1" or ranks < 1:
+        return 1.0
+    return (2.0 if family == "2(n-1)/n" else 1.0) * (ranks - 1) / ranks
+
+
+def _ranks_for(collective: str, ratio: float) -> int:
+    """The rank count whose factor is nearest the observed busbw/algbw ratio."""
+    family = _FAMILY[collective]
+    if family == "1":
+        return 1
+    full = 2.0 if family == "2(n-1)/n" else 1.0
+    return max(1, round(full / max(full - ratio, 1e-6)))
+
+
+def binary_named(line: str) -> str | None:
+    """The collective of a test binary named in the line (`./build/all_reduce_perf -b 8`), else None."""
+    match = _BINARY.search(line)
+    return match.group(1) if match else None
+
+
+@dataclass(frozen=True)
+class Row:
+    size: int
+    alg_bw: float
+    bus_bw: float
+
+
+@dataclass
+class Proposed:
+    """A line the profile's regex matched, with its whole tokens and what the regex captured."""
+
+    text: str
+    tokens: list[tuple[int, int]]
+    captures: dict[str, tuple[int, int]]
+    row: Row
+
+
+@dataclass
+class Table:
+    """One test's table in one stream: from its header (or its first row when the header was not read) to the
+    next header or the end."""
+
+    collective: str | None = None
+    ranks: int | None = None
+    columns: list[str] | None = None
+    avg_bus: float | None = None
+    proposed: list[Proposed] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+    variants: list[str] = field(default_factory=list)
+    """Per row, its `type/redop` (`float/sum`; nccl-tests' `-d all` and `--op all` print every size once per
+    variant)."""
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    """(line, why) of every proposed row not counted."""
+
+    def finish(self) -> None:
+        """Sort the proposed rows into rows and refused ones (in log order)."""
+        why: dict[int, str] = {}
+        kept = []
+        for index, proposed in enumerate(self.proposed):
+            problem = self._shape_problem(proposed)
+            if problem:
+                why[index] = problem
+            else:
+                kept.append(index)
+        why |= self._bus_factor_problems(kept)
+        kept = [i for i in kept if i not in why]
+        avg_problem = self._avg_problem(kept)
+        if avg_problem:
+            why |= dict.fromkeys(kept, avg_problem)
+            kept = []
+        self.refused = [(self.proposed[i].text, why[i]) for i in sorted(why)]
+        self.rows = [self.proposed[i].row for i in kept]
+        self.variants = [self._variant(self.proposed[i]) for i in kept]
+
+    @staticmethod
+    def _variant(proposed: Proposed) -> str:
+        """The row's words: its data type and reduction (`float/sum`), the only columns that are words."""
+        words = (proposed.text[start:end] for start, end in proposed.tokens)
+        return "/".join(w for w in words if re.fullmatch(r"[A-Za-z]\w*", w, re.ASCII))
+
+    def _shape_problem(self, proposed: Proposed) -> str:
+        text, tokens = proposed.text, proposed.tokens
+        for name, span in proposed.captures.items():
+            if span not in tokens:
+                return f"{name} {text[span[0]:span[1]]!r} is not a whole column"
+        if self.columns is None:
+            return ""
+        if len(tokens) != len(self.columns):
+            return f"the row has {len(tokens)} columns where its header has {len(self.columns)}"
+        for (start, end), column in zip(tokens, self.columns):
+            pattern = _COLUMN.get(column)
+            if pattern and not re.fullmatch(pattern, text[start:end], re.ASCII):
+                return f"{text[start:end]!r} is no {column}"
+        wanted = {"size": self.columns.index("size"), "algBW": _first(self.columns, "algbw"),
+                  "busBW": _first(self.columns, "busbw")}
+        for name, index in wanted.items():
+            if index is None or proposed.captures[name] != tokens[index]:
+                return f"{name} is not read from the header's {name.lower()} column"
+        return ""
+
+    def _bus_factor_problems(self, kept: list[int]) -> dict[int, str]:
+        """Why each of the `kept` rows' busbw disagrees with its algbw times the table's bus factor."""
+        anchor = max(kept, key=lambda i: self.proposed[i].row.alg_bw, default=None)
+        known = self.collective is not None and self.ranks is not None
+        if anchor is None:
+            return {}
+        top = self.proposed[anchor].row
+        if not known and top.alg_bw < _MIN_ANCHOR_ALGBW:
+            return {}
+        if known:
+            want, told = factor(self.collective or "", self.ranks or 0), f"{self.collective} on {self.ranks} ranks"
+        elif self.collective is not None:
+            ranks = _ranks_for(self.collective, top.bus_bw / top.alg_bw)
+            want, told = factor(self.collective, ranks), f"{self.collective} on {ranks} ranks, as its largest row says"
+        else:
+            want, told = top.bus_bw / top.alg_bw, "its table's largest row"
+        out = {}
+        for index in kept:
+            row = self.proposed[index].row
+            slack = ROUNDING * want + ROUNDING + 1e-9
+            if self.collective is None:   # the factor itself is only known to the anchor's rounding
+                slack += row.alg_bw * (ROUNDING * want + ROUNDING) / top.alg_bw
+            if abs(row.bus_bw - row.alg_bw * want) > slack:
+                out[index] = f"busbw {row.bus_bw:.2f} is not algbw {row.alg_bw:.2f} x {want:.4g} ({told})"
+        return out
+
+    def _avg_problem(self, kept: list[int]) -> str:
+        """Why the `# Avg bus bandwidth` line contradicts the rows kept, or "" (only a table read from its header
+        on: the line averages every busbw the table printed, out-of-place and in-place)."""
+        if self.avg_bus is None or self.columns is None or not kept or len(kept) != len(self.proposed):
+            return ""
+        buses = [float(p.text[start:end]) for p in (self.proposed[i] for i in kept)
+                 for (start, end), column in zip(p.tokens, self.columns) if column == "busbw"]
+        mean = sum(buses) / len(buses)
+        if abs(mean - self.avg_bus) <= ROUNDING + 1e-6 * self.avg_bus + 1e-9:
+            return ""
+        return f"its table's # Avg bus bandwidth {self.avg_bus:g} is not the mean of its rows ({mean:.5g})"
+
+
+def _first(columns: list[str], name: str) -> int | None:
+    return columns.index(name) if name in columns else None
+
+
+def header_columns(comment: str) -> list[str] | None:
+    """The column names of a table header line (`#  size  count  type  redop  root  time  algbw  busbw  #wrong
+    ...`), else None."""
+    words = comment.lstrip("#").split()
+    if {"size", "algbw", "busbw"} <= set(words):
+        return words
+    return None
+
+
+def avg_bus(comment: str) -> float | None:
+    """The figure of a `# Avg bus bandwidth    : 263.45` line, else None."""
+    match = re.match(r"#\s*Avg bus bandwidth\s*:\s*(\S+)", comment)
+    return go_float(match.group(1)) if match else None
+
+
+def propose(text: str, match: re.Match[str]) -> Proposed | None:
+    """A proposed row from a bandwidthResult match; None when a capture is not a Go number (NVCRE skips those)."""
+    size, alg, bus = go_int(match["size"] or ""), go_float(match["algBW"] or ""), go_float(match["busBW"] or "")
+    if size is None or alg is None or bus is None:
+        return None
+    tokens = [m.span() for m in re.finditer(r"\S+", text)]
+    captures = {name: match.span(name) for name in ("size", "algBW", "busBW")}
+    return Proposed(text, tokens, captures, Row(size, alg, bus))
