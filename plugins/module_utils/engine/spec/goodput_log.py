@@ -3,10 +3,15 @@
 One fetched window of log text becomes a `GoodputWindow`: the training steps (warmup flagged, logInterval
 applied, the last 100 kept), the application start, checkpoints with their save time, a save still open at the
 end, and the restore. The measurement pass merges windows into status (goodput.py holds the arithmetic).
+
+Beyond NVCRE, for the progress bars of NeMo and Lightning: the `\\r`-separated updates of one kubelet line are
+read one by one, a redraw of the step just read is not a new step, a log record printed right after a step
+line's draw still counts, and a counter printed as a float ("49.00", "2e+3") is that whole number.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -96,7 +101,22 @@ def _float(match: re.Match[str], name: str) -> float:
 
 
 def _int(match: re.Match[str], name: str) -> int:
-    return go_int(_text(match, name).strip()) or 0
+    text = _text(match, name).strip()
+    value = go_int(text)
+    if value is None:
+        # A progress bar prints its counters as floats ("49.00", "2e+3"); a whole float is that count.
+        number = go_float(text)
+        value = int(number) if number is not None and number.is_integer() else 0
+    return value
+
+
+def updates(text: str) -> Iterator[tuple[datetime | None, str]]:
+    """Each line's kubelet time and the text after it, split at carriage returns: a progress bar redraws
+    itself with `\\r`, so one kubelet line holds every update drawn until its newline."""
+    for raw in lines(text):
+        prefix, line = split_timestamp(raw)
+        for update in line.split("\r"):
+            yield prefix, update
 
 
 class _Reader:
@@ -107,6 +127,8 @@ class _Reader:
         self.out = GoodputWindow(log_interval=parser.log_interval, warmup_base=warmup_base, pending_save=pending_save)
         self.warmup_pending = warmup_base is None
         self.save_index: int | None = None  # the checkpoint the last save line completed, until its done line
+        self.numbered = parser.numbered
+        self.drawn: int | None = None  # the step the last step line showed, until a restore
 
     def when(self, match: re.Match[str], prefix: datetime | None) -> datetime | None:
         captured = _text(match, "timestamp")
@@ -116,8 +138,8 @@ class _Reader:
     def arm_warmup(self) -> None:
         self.warmup_pending, self.out.warmup_base = True, None
 
-    def line(self, raw: str) -> None:
-        prefix, line = split_timestamp(raw)
+    def read(self, prefix: datetime | None, line: str) -> None:
+        """One update of a line: the application start falls through, then a step or a lifecycle event."""
         if prefix is not None:
             self.out.last_log_timestamp = prefix
         patterns = self.parser.patterns
@@ -128,9 +150,20 @@ class _Reader:
             if when is not None:
                 self.out.application_start_time = when
                 self.arm_warmup()
-        for name, handle in (("trainingStep", self.step), ("checkpointDone", self.done), ("checkpointSave", self.save),
+        step = patterns.get("trainingStep")
+        match = step.regex.search(line) if step else None
+        if step and match:
+            self.step(step, match, self.when(match, prefix), line)
+            # A log record printed right after a progress bar's draw shares its line.
+            self.event(prefix, line[match.end():])
+        else:
+            self.event(prefix, line)
+
+    def event(self, prefix: datetime | None, line: str) -> None:
+        """The first lifecycle pattern that matches, in §1.3's order."""
+        for name, handle in (("checkpointDone", self.done), ("checkpointSave", self.save),
                              ("checkpointRestore", self.restore), ("checkpointLoaded", self.loaded)):
-            pattern = patterns.get(name)
+            pattern = self.parser.patterns.get(name)
             match = pattern.regex.search(line) if pattern else None
             if pattern and match:
                 handle(pattern, match, self.when(match, prefix), line)
@@ -138,6 +171,9 @@ class _Reader:
 
     def step(self, pattern: _Pattern, match: re.Match[str], when: datetime | None, line: str) -> None:
         global_step = _int(match, "globalStep") or _int(match, "iteration")
+        if self.numbered and global_step == self.drawn:
+            return  # a redraw of the step just read (the progress bar draws each step more than once)
+        self.drawn = global_step
         interval = self.parser.log_interval
         if interval > 1 and global_step % interval != 0:
             return
@@ -158,24 +194,34 @@ class _Reader:
         self.out.checkpoints.append(checkpoint)
         self.out.last_checkpoint = checkpoint
 
+    def fill_path(self, index: int, path: str) -> None:
+        complete = self.out.checkpoints[index]
+        if not complete.path and path:
+            filled = Checkpoint(complete.step, path, complete.save_duration, complete.ts)
+            self.out.checkpoints[index] = filled
+            if self.out.last_checkpoint is complete:
+                self.out.last_checkpoint = filled
+
     def done(self, pattern: _Pattern, match: re.Match[str], when: datetime | None, line: str) -> None:
         step, path = _int(match, "step"), _text(match, "path")
-        pending, self.out.pending_save = self.out.pending_save, None
+        recorded = [i for i, checkpoint in enumerate(self.out.checkpoints) if step and checkpoint.step == step]
+        pending = self.out.pending_save
+        if recorded and self.save_index is None and (pending is None or pending.step != step):
+            # A later note of a save already counted (an async save finalised after Megatron's "scheduled" or
+            # NeMo's "Global Checkpoint Save" line): not a second checkpoint, and no answer to a save still open.
+            self.fill_path(recorded[-1], path)
+            return
+        self.out.pending_save = None
         index, self.save_index = self.save_index, None
         if index is not None:
             # The save line carried its duration: the done line only completes a missing path.
-            complete = self.out.checkpoints[index]
-            if not complete.path and path:
-                filled = Checkpoint(complete.step, path, complete.save_duration, complete.ts)
-                self.out.checkpoints[index] = filled
-                if self.out.last_checkpoint is complete:
-                    self.out.last_checkpoint = filled
+            self.fill_path(index, path)
             return
         duration = pattern.seconds(match, "saveDuration")
         if not _text(match, "saveDuration") and pending is not None and pending.ts and when:
             duration = (when - pending.ts).total_seconds()
-        self.add_checkpoint(Checkpoint(step or (pending.step if pending else 0), path or (pending.path if pending else ""),
-                                       duration, when))
+        self.add_checkpoint(Checkpoint(step or (pending.step if pending else 0),
+                                       path or (pending.path if pending else ""), duration, when))
 
     def save(self, pattern: _Pattern, match: re.Match[str], when: datetime | None, line: str) -> None:
         step, path = _int(match, "step"), _text(match, "path")
@@ -189,6 +235,7 @@ class _Reader:
         if self.out.restore is None:
             self.out.restore = Restore(_text(match, "path"), _int(match, "step"), when)
         self.arm_warmup()
+        self.drawn = None  # a restarted run may print the last step again
 
     def loaded(self, pattern: _Pattern, match: re.Match[str], when: datetime | None, line: str) -> None:
         restore = self.out.restore
@@ -209,6 +256,12 @@ class GoodputParser:
     warmup_steps: int = 0
     log_interval: int = 0
 
+    @property
+    def numbered(self) -> bool:
+        """Whether step lines name their step, so a redraw of one can be told from the next."""
+        step = self.patterns.get("trainingStep")
+        return step is not None and bool({"globalStep", "iteration"} & set(step.regex.groupindex))
+
     @classmethod
     def from_profile(cls, profile: dict[str, Any]) -> GoodputParser:
         """Compile a LogProfile object: every present pattern's regex, and its example must match it."""
@@ -228,11 +281,12 @@ class GoodputParser:
         return cls(compiled, (spec.get("timestamp") or {}).get("layout", ""), spec.get("warmupSteps") or 0,
                    spec.get("logInterval") or 0)
 
-    def parse(self, text: str, warmup_base: int | None = None, pending_save: PendingSave | None = None) -> GoodputWindow:
+    def parse(self, text: str, warmup_base: int | None = None,
+              pending_save: PendingSave | None = None) -> GoodputWindow:
         """One window. `warmup_base` is the step warmup counts from when the window has no start or restore
         (the persisted warmupBaseStep); None lets the window's first kept step be it. `pending_save` is the
         previous window's open save, so a done line in this one is timed from it."""
         reader = _Reader(self, warmup_base, pending_save)
-        for line in lines(text):
-            reader.line(line)
+        for prefix, line in updates(text):
+            reader.read(prefix, line)
         return reader.out

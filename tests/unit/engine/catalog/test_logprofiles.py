@@ -12,18 +12,18 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.spec.good
 from ansible_collections.cre.certification.plugins.module_utils.engine.spec.nccl_log import NcclParser, aggregate, peak
 
 LOGS = Path(__file__).parents[1] / "data" / "logs"
-NAMES = ["megatron-bridge", "megatron-training", "nccl-bandwidth", "nccl-loopback"]
+NAMES = ["megatron-bridge", "megatron-training", "nccl-bandwidth", "nccl-loopback", "nemo-1-training", "nemo-4-training"]
 NCCL = ["nccl-bandwidth", "nccl-loopback"]
 MEGATRON = ["megatron-bridge", "megatron-training"]
 EXAMPLES = [(p["metadata"]["name"], name, pattern) for p in logprofiles.builtin_profiles()
             for name, pattern in p["spec"]["patterns"].items()]
 
 
-def test_the_four_builtins_by_name():
+def test_the_builtins_by_name():
     profiles = logprofiles.builtin_profiles()
     assert [p["metadata"]["name"] for p in profiles] == NAMES
     assert all((p["apiVersion"], p["kind"]) == ("nvcre.nvidia.com/v1alpha1", "LogProfile") for p in profiles)
-    assert logprofiles.builtin_profile("nemo-4-training") is None
+    assert logprofiles.builtin_profile("nemo-2-training") is None
 
 
 @pytest.mark.parametrize("name", NAMES)
