@@ -1,4 +1,4 @@
-"""CLI: `python -m tools.sim up|down|status|fault|restart|demo` (run from the repo root)."""
+"""CLI: `python -m tools.sim up|down|status|fault|restart|pod-ms|log-style|reset|demo` (run from the repo root)."""
 from __future__ import annotations
 
 import argparse
@@ -8,7 +8,7 @@ import sys
 
 from kubernetes.client import ApiException
 
-from . import cluster, demo, profiles, reset, stages
+from . import cluster, demo, log_style, profiles, reset, stages
 
 FAULTS = """fault kinds (fault NODE --kind KIND):
   hardware  GPU marked unhealthy; the health agent cordons the node once a workload runs on it; its GPU pods fail
@@ -59,8 +59,16 @@ def main(argv: list[str] | None = None) -> int:
     p_pods.add_argument("namespace")
     p_pods.add_argument("--ms", type=int, default=None, help="milliseconds; leave out for the cluster's own --pod-ms")
     p_pods.add_argument("--name", default="cre")
-    p_reset = sub.add_parser("reset", help="clear every fault, cordon and pod duration and delete what users made "
-                                           "in the namespaces (shared test clusters)")
+    p_style = sub.add_parser("log-style", help="how the workloads print their logs: the cluster's default, or one "
+                                               "namespace's", description=log_style.HELP,
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    p_style.add_argument("--namespace", default=None, help="the namespace whose workloads print so (default: the "
+                                                          "cluster's default, which namespaces' own fields win over)")
+    for key, choices in log_style.CHOICES.items():
+        p_style.add_argument(f"--{key.replace('_', '-')}", dest=key, choices=choices, default=None)
+    p_style.add_argument("--name", default="cre")
+    p_reset = sub.add_parser("reset", help="clear every fault, cordon, pod duration and log style and delete what "
+                                           "users made in the namespaces (shared test clusters)")
     p_reset.add_argument("--name", default="cre")
     sub.add_parser("build", help="build the binaries into the cache (setup does this)")
     sub.add_parser("demo", help="the smoke demo of make demo")
@@ -78,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
             cluster.restart(args.name, args.component, args.down_seconds)
         elif args.cmd == "pod-ms":
             cluster.pod_duration(args.name, args.namespace, args.ms)
+        elif args.cmd == "log-style":
+            cluster.log_style(args.name, args.namespace,
+                              **{key: value for key in log_style.CHOICES if (value := getattr(args, key)) is not None})
         elif args.cmd == "reset":
             reset.reset(args.name)
         elif args.cmd == "build":

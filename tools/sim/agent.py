@@ -22,8 +22,9 @@ from pathlib import Path
 
 from kubernetes import client, config
 
-from . import cache, computedomain, ranks, training_logs, volumes, workload_logs
+from . import cache, computedomain, log_style, ranks, training_logs, volumes, workload_logs
 from .faults import HARDWARE_LABEL, HARDWARE_VALUE
+from .state import STATE_FILE
 
 POLL_SECONDS = 0.1          # the quarantine: it must see a faulty node's pod run before the fault fails it
 SLOW_POLL_SECONDS = 0.5     # logs are stamped from the pod's start, so a later look prints the same lines
@@ -80,7 +81,9 @@ def has_compute_domains(custom: client.CustomObjectsApi) -> bool:
 def main(kubeconfig: str) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
     logs_dir, served = Path(kubeconfig).parent / "pod-logs", set[str]()
-    trainer = training_logs.Trainer(logs_dir)
+    # The log styles `cluster.log_style` saves, beside the kubeconfig (a Source per thread: no shared cache).
+    state = Path(kubeconfig).parent / STATE_FILE
+    trainer = training_logs.Trainer(logs_dir, log_style.Source(state))
 
     def clients() -> tuple[client.CoreV1Api, client.CustomObjectsApi]:
         """An API client of its own for each thread (the kubernetes client's pool is not shared across them)."""
@@ -110,7 +113,8 @@ def main(kubeconfig: str) -> None:
     passes = [(functools.partial(quarantine_loaded_faulty_nodes, health[0], faulty), POLL_SECONDS),
               # mpirun and torchrun react to a lost rank within the run: before a short pod completes.
               (functools.partial(ranks.spread, launchers[0], pods, nodes), POLL_SECONDS),
-              (functools.partial(workload_logs.emit, nccl[0], nccl[1], logs_dir, served, pods), SLOW_POLL_SECONDS),
+              (functools.partial(workload_logs.emit, nccl[0], nccl[1], logs_dir, served, pods,
+                                 log_style.Source(state)), SLOW_POLL_SECONDS),
               (functools.partial(trainer.tick, training[0], training[1], pods, nodes), SLOW_POLL_SECONDS),
               (functools.partial(volumes.provision, storage[0], volumes_kept, claims), SLOW_POLL_SECONDS)]
     if domain_caches:

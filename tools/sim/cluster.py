@@ -18,6 +18,7 @@ import yaml
 from kubernetes import client, config
 
 from . import computedomain, controllers, processes, profiles, stages, training_logs, volumes, workload_logs
+from . import log_style as log_styles
 from .faults import FAULT_SEEN, HARDWARE_CONDITION, HARDWARE_LABEL, HARDWARE_VALUE
 from .state import NAME_RE, ClusterState, cluster_dir, known_clusters, workdir
 
@@ -485,16 +486,35 @@ def pod_duration(name: str, namespace: str, milliseconds: int | None) -> None:
         raise SimError(f"--ms must be 0 or more, got {milliseconds}")
     if not NAMESPACE_RE.match(namespace):
         raise SimError(f"invalid namespace {namespace!r}: lowercase letters, digits and '-', at most 63")
-    st = ClusterState.load(name)
-    if milliseconds is None:
-        st.namespace_pod_ms.pop(namespace, None)
-    else:
-        st.namespace_pod_ms[namespace] = milliseconds
-    custom = client.CustomObjectsApi(api(st.kubeconfig))
-    stage = custom.get_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages", stages.POD_COMPLETE)
-    stage["spec"]["delay"] = stages.pod_complete_delay(st.pod_ms, st.namespace_pod_ms)
-    custom.replace_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages", stages.POD_COMPLETE, stage)
-    st.save()
+    with ClusterState.update(name) as st:  # the stage too: two workers replacing it at once would conflict
+        if milliseconds is None:
+            st.namespace_pod_ms.pop(namespace, None)
+        else:
+            st.namespace_pod_ms[namespace] = milliseconds
+        custom = client.CustomObjectsApi(api(st.kubeconfig))
+        stage = custom.get_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages", stages.POD_COMPLETE)
+        stage["spec"]["delay"] = stages.pod_complete_delay(st.pod_ms, st.namespace_pod_ms)
+        custom.replace_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages", stages.POD_COMPLETE, stage)
+
+
+def log_style(name: str, namespace: str | None = None, **style: str) -> None:
+    """How the workloads print their logs (fields and choices: `log_style.CHOICES`): the cluster's default
+    (`namespace` None) or one namespace's, whose fields win over the cluster's. The fields given are set over
+    those set before; none clears the cluster's default (today's output) or the namespace's own fields. The
+    agent sees it on its next pass: a workload started after this call prints so."""
+    if not NAME_RE.match(name) or not cluster_dir(name).exists():
+        raise SimError(f"no cluster named {name!r}")
+    if namespace is not None and not NAMESPACE_RE.match(namespace):
+        raise SimError(f"invalid namespace {namespace!r}: lowercase letters, digits and '-', at most 63")
+    if wrong := log_styles.problems(style):
+        raise SimError("; ".join(wrong))
+    with ClusterState.update(name) as st:
+        if namespace is None:
+            st.log_style = {**st.log_style, **style} if style else {}
+        elif style:
+            st.namespace_log_style[namespace] = {**st.namespace_log_style.get(namespace, {}), **style}
+        else:
+            st.namespace_log_style.pop(namespace, None)
 
 
 # `restart --component` names → the kwokctl component (its pid file under pids/).

@@ -1,9 +1,9 @@
 """`reset`: a used cluster made as good as new for the next user, without a restart (tests share clusters).
 
-What a user of the cluster can leave behind and reset takes away: faults (node, link, NVLink, stalls, crashes), cordons,
-namespace pod durations, every namespace that `up` did not make, and in `default` (which cannot be deleted) the
-workloads and NVCRE objects. Cluster-scoped objects a user made (ClusterRoles, LogProfiles, PVs) stay: they do not
-change how a later run behaves unless it names them, and each test names its own.
+What a user of the cluster can leave behind and reset takes away: faults (node, link, NVLink, stalls, crashes),
+cordons, namespace pod durations, log styles, every namespace that `up` did not make, and in `default` (which cannot
+be deleted) the workloads and NVCRE objects. Cluster-scoped objects a user made (ClusterRoles, LogProfiles, PVs)
+stay: they do not change how a later run behaves unless it names them, and each test names its own.
 """
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ GONE_SECONDS = 120.0
 
 
 def reset(name: str) -> None:
-    """Clear every fault and namespace pod duration, uncordon every node, delete every namespace but the system
-    ones and empty `default`; returns once the deleted namespaces are gone (a next user may make them again)."""
+    """Clear every fault, namespace pod duration and log style, uncordon every node, delete every namespace but the
+    system ones and empty `default`; returns once the deleted namespaces are gone (a next user may make them again)."""
     if not NAME_RE.match(name) or not cluster_dir(name).exists():
         raise cluster.SimError(f"no cluster named {name!r}")
     st = ClusterState.load(name)
@@ -37,6 +37,9 @@ def reset(name: str) -> None:
             cluster.fault(name, domain, "none")
     for namespace in sorted(st.namespace_pod_ms):
         cluster.pod_duration(name, namespace, None)
+    for namespace in sorted(st.namespace_log_style):
+        cluster.log_style(name, namespace)
+    cluster.log_style(name)
     apic = cluster.api(st.kubeconfig)
     core = client.CoreV1Api(apic)
     for node in core.list_node().items:

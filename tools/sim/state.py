@@ -1,15 +1,19 @@
 """Where clusters live on disk and what we remember about each one."""
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .stages import DEFAULT_POD_MILLISECONDS, KUBELET_BACKOFF_MS
 
 NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$")
+STATE_FILE = "cre-sim.json"   # in the cluster's dir, beside its kubeconfig (where the agent finds it)
 
 
 def home() -> Path:
@@ -41,10 +45,12 @@ class ClusterState:
     pod_ms: int = DEFAULT_POD_MILLISECONDS  # how long a Job pod runs, unless its namespace has a duration of its own
     namespace_pod_ms: dict[str, int] = field(default_factory=dict)
     backoff_ms: int = KUBELET_BACKOFF_MS  # the kubelet's first back-off before restarting a crashed container
+    log_style: dict[str, str] = field(default_factory=dict)  # how workloads print (log_style.CHOICES), unless
+    namespace_log_style: dict[str, dict[str, str]] = field(default_factory=dict)  # their namespace says otherwise
 
     @staticmethod
     def path(name: str) -> Path:
-        return cluster_dir(name) / "cre-sim.json"
+        return cluster_dir(name) / STATE_FILE
 
     def save(self) -> None:
         tmp = self.path(self.name).with_suffix(".tmp")
@@ -54,6 +60,20 @@ class ClusterState:
     @classmethod
     def load(cls, name: str) -> ClusterState:
         return cls(**json.loads(cls.path(name).read_text()))
+
+    @classmethod
+    @contextmanager
+    def update(cls, name: str) -> Iterator[ClusterState]:
+        """The state, saved when the block ends; held against other processes' updates meanwhile (test workers
+        that share a cluster set their namespaces' settings at once, and a load-change-save would lose some)."""
+        with open(cluster_dir(name) / "cre-sim.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                state = cls.load(name)
+                yield state
+                state.save()
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def known_clusters() -> list[str]:

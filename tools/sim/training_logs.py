@@ -1,12 +1,13 @@
 """What the simulated Megatron training pods print (the catalog's nemotron entries), line by line as they run.
 
-Worker-0 prints the application start and the checkpoint lines; the last worker prints an `iteration` line
-every 10 steps (Megatron's log interval), one every `LINE_SECONDS`, so the step time it prints is the pace it
-keeps. Faults: on a `stall` node the training lines stop after a few while the pods keep running; on a
+Worker-0 prints the application start and the checkpoint lines; the last worker (NeMo: worker-0) prints a step
+line every 10 steps (Megatron's log interval), one every `LINE_SECONDS`, so the step time it prints is the pace
+it keeps. The lines' shapes are the pod's namespace's log style (`training_styles`), chosen when the pod starts.
+Faults, in every style: on a `stall` node the training lines stop after a few while the pods keep running; on a
 `crash` node worker-0 crashes at its first checkpoint 15 s or more into the run; torchrun ends its peers
 (`ranks`), the kubelet restarts them in place, and every restart of that workload fails at NCCL init until
 its Job's backoffLimit is spent and the workload fails. The Job's next workload resumes from that checkpoint
-(`Loading checkpoint from …`) and finishes.
+(its style's resume lines, e.g. `Loading checkpoint from …`) and finishes.
 """
 from __future__ import annotations
 
@@ -19,16 +20,17 @@ from kubernetes import client
 
 from . import containers, stages, workload_logs
 from .cache import Cache
+from .log_style import Source
+from .training_styles import FORMATS, Step
 
 LINE_SECONDS = 0.5
 LOG_INTERVAL = 10
 SAVE_SECONDS = 0.2          # the synchronous pause of a checkpoint save
 STALL_AFTER_LINES = 3
+STEP_MS = LINE_SECONDS * 1000 / LOG_INTERVAL
 # A crash comes at the first checkpoint after this long, once a goodput measurement (sampling every 10 s, the
 # catalog's interval) has seen a checkpoint: NVCRE restarts only a workload that saved one.
 CRASH_AFTER_SECONDS = 15.0
-TFLOPS = 600.0
-CHECKPOINTS = "/mnt/workspace/checkpoints"
 FAULT_ANNOTATION = "sim.cre.certification/fault"           # on a node: stall | crash
 CRASH = (1, "simulated training crash after a checkpoint")
 # Every restart of a crashed workload fails at once (its ranks' NCCL init), until its Job gives up on it.
@@ -58,12 +60,6 @@ def is_training(pod: Obj) -> bool:
                for word in [*(c.get("command") or []), *(c.get("args") or [])])
 
 
-def iteration_line(step: int, total: int, when: datetime) -> str:
-    return (f"[{when.strftime('%Y-%m-%d %H:%M:%S.%f')}] iteration {step:>8}/{total:>8} | consumed samples: "
-            f"{step * 512:>12} | elapsed time per iteration (ms): {LINE_SECONDS * 1000 / LOG_INTERVAL:.1f} | "
-            f"throughput per GPU (TFLOP/s/GPU): {TFLOPS:.1f} | lm loss: {9.8 - step / 10000:.6E} |")
-
-
 @dataclass
 class Run:
     """One pod's progress: what it has printed so far."""
@@ -71,6 +67,7 @@ class Run:
     path: Path
     start: datetime
     first_step: int
+    style: str                # its `training` log style
     printed: int = 0          # iteration lines printed (last worker) / checkpoint lines (worker-0)
     header: bool = False
     crashed: bool = False
@@ -81,6 +78,7 @@ class Trainer:
     """Called on every agent pass; keeps each training pod's progress."""
 
     logs_dir: Path
+    styles: Source
     runs: dict[str, Run] = field(default_factory=dict)
     crashed: set[str] = field(default_factory=set)   # the workloads (JobSet uids) that crashed
 
@@ -117,16 +115,16 @@ class Trainer:
         run = self.runs.get(meta["uid"])
         if run is None:
             resume = save_every if crashed_before else 0
-            run = self.runs[meta["uid"]] = Run(workload_logs.serve(custom, pod, self.logs_dir), now, resume)
+            run = self.runs[meta["uid"]] = Run(workload_logs.serve(custom, pod, self.logs_dir), now, resume,
+                                               self.styles.style(meta["namespace"]).training)
+        fmt = FORMATS[run.style]
         lines: list[str] = []
         first, last = group[0]["metadata"]["uid"] == meta["uid"], group[-1]["metadata"]["uid"] == meta["uid"]
+        prints_steps = first if fmt.steps_on_first else last
         if first and not run.header:
             run.header = True
-            lines.append(workload_logs.cri_line(
-                f"using world size: {len(group) * 8}, data-parallel size: {len(group) * 8}, context-parallel size: 1, "
-                "tensor-model-parallel size: 1, pipeline-model-parallel size: 1", now))
-            if run.first_step:
-                lines.append(workload_logs.cri_line(f"Loading checkpoint from {CHECKPOINTS}", now))
+            started = fmt.start(len(group) * 8) + (fmt.resume(run.first_step) if run.first_step else [])
+            lines += [workload_logs.cri_line(line, now) for line in started]
         due = int((now - run.start).total_seconds() / LINE_SECONDS)
         if "stall" in faults:
             due = min(due, STALL_AFTER_LINES)
@@ -136,14 +134,11 @@ class Trainer:
             if step > total:
                 break
             when = run.start + timedelta(seconds=run.printed * LINE_SECONDS)
-            if last:
-                lines.append(workload_logs.cri_line(iteration_line(step, total, when), when))
+            if prints_steps:
+                lines.append(workload_logs.cri_line(fmt.step(Step(step, total, when, LOG_INTERVAL, STEP_MS)), when))
             if first and step % save_every == 0:
-                done = when + timedelta(seconds=SAVE_SECONDS)
-                lines.append(workload_logs.cri_line(f"[{when.strftime('%Y-%m-%d %H:%M:%S.%f')}] saving checkpoint at "
-                                                    f"iteration {step:>7} to {CHECKPOINTS} in torch_dist format", when))
-                lines.append(workload_logs.cri_line(f"[{done.strftime('%Y-%m-%d %H:%M:%S.%f')}] scheduled an async "
-                                                    f"checkpoint save at iteration {step:>7} to {CHECKPOINTS}", done))
+                saved = fmt.save(step, when, when + timedelta(seconds=SAVE_SECONDS))
+                lines += [workload_logs.cri_line(line, at) for line, at in saved]
                 if crash_node is not None and not crashed_before and not run.crashed and \
                         (when - run.start).total_seconds() >= CRASH_AFTER_SECONDS:
                     run.crashed = True

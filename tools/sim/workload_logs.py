@@ -8,6 +8,9 @@ pod that runs an nccl-tests binary gets its table (the launcher of an MPI run, o
 The figures are our own: a group's peak bus bandwidth is its profile's nominal figure (`profiles.Gpu`) times
 the lowest bandwidth factor among the group's nodes (`sim fault NODE --kind slow [--factor F]`), reached at
 the largest message size; smaller sizes follow a saturation curve. Loopback runs print per-node figures.
+What the log looks like (prefixes, table generation, NCCL INFO lines, a second test) is the pod's namespace's
+log style (`log_style`, `nccl_output`); in the `socket` style a group across nodes that does not run over
+NVLink prints `SOCKET_BUS_GBPS` instead of its network's figure.
 Two faults only show in some groups, so that only diagnose's regrouping can localise them: a link fault
 between two topology domains (`--kind link --peer`) lowers the groups that have nodes in both, and an NVLink
 fault (`--kind nvlink`) lowers the multi-node groups of a GB200/GB300 node while they run over MNNVL, that is
@@ -25,8 +28,10 @@ from typing import Any
 
 from kubernetes import client
 
-from . import containers, profiles
+from . import containers, nccl_output, profiles
 from .cache import Cache
+from .log_style import DEFAULT, Source, Style
+from .nccl_info import Process
 
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 FACTOR_ANNOTATION = "sim.cre.certification/bandwidth-factor"
@@ -36,12 +41,9 @@ NVLINK_ANNOTATION = "sim.cre.certification/nvlink-factor"
 MNNVL_VARIABLE = "NCCL_MNNVL_ENABLE"
 MNNVL_ARGUMENT = re.compile(rf"\b{MNNVL_VARIABLE}=(\S*)")
 BINARY = re.compile(r"\b(all_reduce|all_gather|alltoall|reduce_scatter)_perf(_mpi)?\b")
-HALF_BANDWIDTH_BYTES = 32 * 1024 * 1024   # where the curve reaches half its peak
-HEADER = ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
-          "busbw #wrong",
-          "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  "
-          "(GB/s)")
 TRANSPORT = {"aws": "AWS Libfabric", "gcp": "FasTrak"}  # every other platform: InfiniBand
+NICS_PER_GPU = {"aws": 4}   # p5's 32 EFA devices for 8 GPUs; elsewhere an HCA per GPU
+SOCKET_BUS_GBPS = 12.0      # NCCL's TCP sockets over one 100 Gb/s front-end NIC
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 
 Obj = dict[str, Any]
@@ -57,37 +59,22 @@ def _argument(words: list[str], flag: str, default: str) -> str:
     return words[words.index(flag) + 1] if flag in words[:-1] else default
 
 
-def nccl_run(pod: Obj) -> tuple[str, int, int] | None:
-    """(collective, smallest, largest message size) when one of the pod's containers runs an nccl-tests binary."""
+def nccl_command(pod: Obj) -> list[str] | None:
+    """The words (command, then args) of the pod's container that runs an nccl-tests binary, if one does."""
     for container in (pod.get("spec") or {}).get("containers") or []:
         words = [*(container.get("command") or []), *(container.get("args") or [])]
-        found = next((m for w in words if (m := BINARY.search(w))), None)
-        if found:
-            return (found.group(1), size_bytes(_argument(words, "-b", "8")),
-                    size_bytes(_argument(words, "-e", "16G")))
+        if any(BINARY.search(w) for w in words):
+            return words
     return None
 
 
-def table(collective: str, smallest: int, largest: int, peak_bus: float, ranks: int, transport: str) -> list[str]:
-    """The lines nccl-tests prints: the network line, the header, a row per doubling size, the summary."""
-    bus_factor = {"all_reduce": 2 * (ranks - 1) / ranks}.get(collective, (ranks - 1) / ranks) or 1.0
-    redop = "sum" if collective in ("all_reduce", "reduce_scatter") else "none"
-    lines = [f"nccl-w-0:211:211 [0] NCCL INFO Using network {transport}", *HEADER]
-    full = largest / (largest + HALF_BANDWIDTH_BYTES)
-    buses = []
-    size = max(smallest, 1)
-    while size <= largest:
-        bus = peak_bus * (size / (size + HALF_BANDWIDTH_BYTES)) / full
-        alg = bus / bus_factor
-        time_us = 30.0 + size / (alg * 1e3) if alg else 30.0
-        row = (f"{size:>12} {size // 4:>13} {'float':>9} {redop:>7} {-1:>7} {time_us:>8.2f} {alg:>7.2f} {bus:>7.2f} "
-               f"{0:>6} {time_us * 0.998:>8.2f} {alg * 1.002:>7.2f} {bus * 1.002:>7.2f} {0:>6}")
-        lines.append(row)
-        buses += [bus, bus * 1.002]
-        size *= 2
-    # nccl-tests averages every busbw it measured, out-of-place and in-place, and prints it with %g.
-    lines += ["# Out of bounds values : 0 OK", f"# Avg bus bandwidth    : {sum(buses) / max(len(buses), 1):g} "]
-    return lines
+def nccl_run(pod: Obj) -> tuple[str, int, int] | None:
+    """(collective, smallest, largest message size) when one of the pod's containers runs an nccl-tests binary."""
+    words = nccl_command(pod)
+    if words is None:
+        return None
+    collective = next(m.group(1) for w in words if (m := BINARY.search(w)))
+    return collective, size_bytes(_argument(words, "-b", "8")), size_bytes(_argument(words, "-e", "16G"))
 
 
 def cri(lines: list[str], start: datetime) -> str:
@@ -132,18 +119,18 @@ def mnnvl_setting(group: list[Obj]) -> str | None:
                  if e.get("name") == MNNVL_VARIABLE), None)
 
 
-def peak_bus(gpu: profiles.Gpu, own: list[Obj], loopback: bool, mnnvl: str | None) -> float:
-    """A group's peak bus bandwidth: the nominal figure of how it communicates times its lowest fault factor."""
+def peak_bus(gpu: profiles.Gpu, own: list[Obj], loopback: bool, mnnvl: str | None, socket: bool = False) -> float:
+    """A group's peak bus bandwidth: the nominal figure of how it communicates times its lowest fault factor.
+    `socket`: its network is NCCL's TCP sockets (NVLink, within a node or MNNVL, is not a network)."""
     factors = [_factor(n) for n in own]
     if loopback:
         return gpu.loopback_bus_gbps * min(factors)
-    nominal = gpu.nominal_bus_gbps
-    if gpu.no_nvl_bus_gbps:
-        cliques = {((n.get("metadata") or {}).get("labels") or {}).get(profiles.CLIQUE_LABEL) for n in own}
-        if mnnvl == "0" or len(cliques) > 1:  # MNNVL off, or a group across NVLink domains: the network alone
-            nominal = gpu.no_nvl_bus_gbps
-        else:  # over NVLink: a node's NVLink fault shows
-            factors += [float(_annotation(n, NVLINK_ANNOTATION) or 1.0) for n in own]
+    cliques = {((n.get("metadata") or {}).get("labels") or {}).get(profiles.CLIQUE_LABEL) for n in own}
+    if gpu.no_nvl_bus_gbps and mnnvl != "0" and len(cliques) == 1:
+        nominal = gpu.nominal_bus_gbps  # over NVLink: a node's NVLink fault shows
+        factors += [float(_annotation(n, NVLINK_ANNOTATION) or 1.0) for n in own]
+    else:  # the network alone: GPUs without MNNVL, MNNVL off, or a group across NVLink domains
+        nominal = SOCKET_BUS_GBPS if socket else gpu.no_nvl_bus_gbps or gpu.nominal_bus_gbps
     return nominal * min([*factors, link_factor(own)])
 
 
@@ -156,13 +143,14 @@ def _gpu(node: Obj) -> tuple[str, profiles.Gpu]:
     return platform, gpu
 
 
-def pod_log(pod: Obj, pods: list[Obj], nodes: dict[str, Obj], now: datetime) -> str | None:
-    """The log of one workload pod, or None when it prints nothing we simulate (or its group is not placed)."""
+def pod_log(pod: Obj, pods: list[Obj], nodes: dict[str, Obj], now: datetime, style: Style = DEFAULT) -> str | None:
+    """The log of one workload pod in `style`, or None when it prints nothing we simulate (or its group is not
+    placed)."""
     run = nccl_run(pod)
     if run is None:
         return None
-    own = jobset(pod)
-    group = [p for p in pods if jobset(p) == own]
+    key = jobset(pod)
+    group = [p for p in pods if jobset(p) == key]
     placed = sorted({(p.get("spec") or {}).get("nodeName") or "" for p in group})
     if "" in placed or any(n not in nodes for n in placed):
         return None
@@ -171,8 +159,27 @@ def pod_log(pod: Obj, pods: list[Obj], nodes: dict[str, Obj], now: datetime) -> 
     loopback = not workers
     own = workers or [pod["spec"]["nodeName"]]
     platform, gpu = _gpu(nodes[own[0]])
-    peak = peak_bus(gpu, [nodes[n] for n in own], loopback, mnnvl_setting(group))
-    return cri(table(run[0], run[1], run[2], peak, gpu.count * len(own), TRANSPORT.get(platform, "IB")), now)
+    socket = style.transport == "socket"
+    peak = peak_bus(gpu, [nodes[n] for n in own], loopback, mnnvl_setting(group), socket)
+    out = nccl_output.Run(*run, peak, "Socket" if socket else TRANSPORT.get(platform, "IB"),
+                          gpu.count * NICS_PER_GPU.get(platform, 1), processes(pod, group, own, gpu.count),
+                          nccl_command(pod) or [])
+    return cri(nccl_output.lines(out, style, now), now)
+
+
+def processes(pod: Obj, group: list[Obj], own: list[str], gpus: int) -> list[Process]:
+    """The processes of a run on the nodes `own`: an MPI rank per GPU of each node's worker (mpirun `-N <GPUs>`),
+    or, for a pod running the test itself (loopback), one process driving all its node's GPUs (`-g <GPUs>`)."""
+    def host(p: Obj, index: int) -> tuple[str, str]:
+        return (p["spec"].get("hostname") or p["metadata"]["name"],
+                (p.get("status") or {}).get("podIP") or f"10.244.{index}.2")
+    workers: dict[str, Obj] = {}
+    for worker in sorted((p for p in group if nccl_run(p) is None), key=lambda p: p["metadata"]["name"]):
+        workers.setdefault(worker["spec"]["nodeName"], worker)  # a node's first, where a replaced one lingers
+    if not workers:
+        return [Process(*host(pod, 0), rank=0, device=0, gpus=gpus)]
+    return [Process(*host(workers[node], i), rank=i * gpus + g, device=g, gpus=1)
+            for i, node in enumerate(own) for g in range(gpus)]
 
 
 def _mpirun_ran(pod: Obj, group: list[Obj]) -> bool:
@@ -182,8 +189,8 @@ def _mpirun_ran(pod: Obj, group: list[Obj]) -> bool:
 
 
 def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path, done: set[str],
-         pods_cache: Cache) -> list[str]:
-    """Give every new Running workload pod its log; returns the pods served this pass."""
+         pods_cache: Cache, styles: Source) -> list[str]:
+    """Give every new Running workload pod its log, in its namespace's style; returns the pods served this pass."""
     # Every placed pod, finished ones too: a short pod may end before a busy agent sees it run.
     pods = [p for p in pods_cache.items() if (p.get("status") or {}).get("phase", "Pending") != "Pending"]
     groups = by_jobset(pods)  # pod_log reads a pod's group: one pass over the pods, not one per pod
@@ -196,9 +203,9 @@ def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path
                                for p in groups[jobset(f)]} - {""})
     served = []
     now = datetime.now(UTC)
-    logs_dir.mkdir(parents=True, exist_ok=True)
     for pod in fresh:
-        text = pod_log(pod, groups[jobset(pod)], nodes, _started(pod, now))
+        style = styles.style(pod["metadata"]["namespace"])
+        text = pod_log(pod, groups[jobset(pod)], nodes, _started(pod, now), style)
         if text is None:
             if nccl_run(pod) is None:
                 done.add(pod["metadata"]["uid"])  # nothing to print, ever
@@ -245,6 +252,7 @@ def serve(custom: client.CustomObjectsApi, pod: Obj, logs_dir: Path) -> Path:
     """Point kwok at the pod's log file (a `Logs` object the pod owns, so it goes with the pod); the file's path."""
     meta = pod["metadata"]
     path = logs_dir / f"{meta['namespace']}_{meta['name']}.log"
+    logs_dir.mkdir(parents=True, exist_ok=True)  # here: the trainer's thread may serve a pod before emit's does
     path.touch()
     custom.create_namespaced_custom_object("kwok.x-k8s.io", "v1alpha1", meta["namespace"], "logs", {
         "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
