@@ -115,6 +115,8 @@ class BandwidthStatus(K8sModel):
     """Ours: result rows of the measured test that their table does not confirm, so not counted."""
     first_refused_row: str | None = None
     """Ours: the first of them and why."""
+    table_warnings: list[str] | None = None
+    """Ours: what the measured test's tables say against their rows (a `# Avg bus bandwidth` that disagrees)."""
     start_time: Timestamp | None = None
     completion_time: Timestamp | None = None
     conditions: Conditions | None = None

@@ -234,12 +234,12 @@ def _test_type(m: Obj) -> str:
 
 def _record_reading(status: Obj, parsed: NcclParse) -> None:
     """What the final read saw beyond NVCRE's fields (ours): the transports, the test measured, the other tests
-    of the log, and the rows refused with the first of them."""
+    of the log, the rows refused with the first of them, and the tables' warnings."""
     transports = merge_transports(status.get("transport") or [], parsed.transports)
     if transports:
         status["transport"] = transports
     for key, value in (("measuredTest", parsed.measured), ("otherTests", parsed.others),
-                       ("refusedRows", len(parsed.refused))):
+                       ("refusedRows", len(parsed.refused)), ("tableWarnings", parsed.warnings)):
         if value:
             status[key] = value
     if parsed.refused:

@@ -15,7 +15,7 @@ from typing import Any
 
 from .launcher_prefix import split_prefix
 from .log_lines import LogProfileError, compile_regex, go_float, lines
-from .nccl_tables import COLLECTIVES, Row, Table, avg_bus, binary_named, header_columns, propose
+from .nccl_tables import COLLECTIVES, Row, Table, avg_bus, binary_named, fits, header_columns, propose
 
 RESULT_GROUPS = ("size", "algBW", "busBW")
 NcclRow = Row
@@ -35,6 +35,8 @@ class NcclParse:
     """The other tests the log holds, sorted."""
     refused: list[tuple[str, str]] = field(default_factory=list)
     """(line, why) of the measured test's rows that were not counted."""
+    warnings: list[str] = field(default_factory=list)
+    """What the measured test's tables say against their rows (a `# Avg bus bandwidth` that disagrees)."""
 
 
 def strip_prefix(line: str) -> str:
@@ -117,6 +119,10 @@ def _read_other(stream: _Stream, line: str, tables: list[Table]) -> None:
         named = binary_named(comment)
         if named:
             stream.test, stream.table = named, None
+        elif stream.table is not None and stream.table.fragment(line):
+            stream.table.fragments.append(line)
+        elif stream.table is not None and (avg := avg_bus(comment)) is not None:   # v1 prints it without `#`
+            stream.table.avg_bus = avg
         return
     columns = header_columns(comment)
     if columns is not None:
@@ -138,7 +144,7 @@ def _select(tables: list[Table], test_type: str, transports: list[str]) -> NcclP
     """The tables of the test asked for: those named for its collective; else, when the log names none, every
     table. With no collective asked for and several tests in the log, none (a figure of one collective must
     never be read as another's)."""
-    tables = [t for t in tables if t.proposed]
+    tables = [t for t in tables if t.proposed or t.fragments]
     named = sorted({t.collective for t in tables if t.collective})
     wanted = collective_of(test_type)
     if wanted in named:
@@ -147,9 +153,11 @@ def _select(tables: list[Table], test_type: str, transports: list[str]) -> NcclP
         chosen = tables
     else:
         chosen = []
+    if wanted and not named and len(chosen) > 1:   # unnamed tests: told apart by their bus factors
+        chosen = [t for t in chosen if fits(t, wanted)]
     measured = chosen[0].collective or "" if chosen else ""
     return NcclParse(_one_variant(chosen), transports, tables, measured, [n for n in named if n != measured],
-                     [r for t in chosen for r in t.refused])
+                     [r for t in chosen for r in t.refused], [t.avg_problem for t in chosen if t.avg_problem])
 
 
 def _one_variant(tables: list[Table]) -> list[NcclRow]:

@@ -7,10 +7,12 @@ A profile's `bandwidthResult` regex proposes rows; a proposed row counts only wh
   without `root` shifts NVCRE's regex one column to the right when the time is an integer);
 - its busbw is its algbw times the collective's bus factor for the rank count, within the 2-decimal rounding
   (nccl-tests computes busbw from algbw: all_reduce 2(n-1)/n; all_gather, reduce_scatter, alltoall, gather,
-  scatter (n-1)/n; broadcast, reduce, sendrecv 1). Without a known collective or rank count, the factor of
-  the row with the largest algbw must hold for every row of the table;
-- and the table's `# Avg bus bandwidth` (the mean of every busbw it printed) agrees with the rows read.
-Every refused row is kept with its reason, so a log whose rows cannot be trusted yields no figure at all.
+  scatter (n-1)/n; broadcast, reduce, sendrecv, hypercube 1; all_gather and reduce_scatter built before mid-2020
+  printed busbw = algbw). Without a known collective or rank count, the factor of the row with the largest
+  algbw must hold for every row of the table.
+Every refused row is kept with its reason, so a log whose rows cannot be trusted yields no figure at all. The
+table's `# Avg bus bandwidth` (the mean of every busbw it printed) is checked against the rows read; a table
+that disagrees keeps its rows and says so (`avg_problem`): rows are missing or the log was edited.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from .log_lines import go_float, go_int
 
 # nccl-tests' bus factors: busbw = algbw * factor(n) for n ranks (src/*.cu, the tests' GetBw).
 _FAMILY = {"all_reduce": "2(n-1)/n", "all_gather": "(n-1)/n", "reduce_scatter": "(n-1)/n", "alltoall": "(n-1)/n",
-           "gather": "(n-1)/n", "scatter": "(n-1)/n", "hypercube": "(n-1)/n", "broadcast": "1", "reduce": "1",
+           "gather": "(n-1)/n", "scatter": "(n-1)/n", "hypercube": "1", "broadcast": "1", "reduce": "1",
            "sendrecv": "1"}
 COLLECTIVES = tuple(sorted(_FAMILY))
 # A name of a test binary (`all_reduce_perf`, `alltoall_perf_mpi`) in a line that is not a row.
@@ -48,6 +50,16 @@ def _ranks_for(collective: str, ratio: float) -> int:
         return 1
     full = 2.0 if family == "2(n-1)/n" else 1.0
     return max(1, round(full / max(full - ratio, 1e-6)))
+
+
+def fits(table: Table, collective: str) -> bool:
+    """The table's largest row agrees with the collective's bus factor for some rank count (so an unnamed table
+    can be told an all_reduce from an all_gather)."""
+    top = max(table.rows, key=lambda r: r.alg_bw, default=None)
+    if top is None or top.alg_bw < _MIN_ANCHOR_ALGBW:
+        return True
+    want = factor(collective, _ranks_for(collective, top.bus_bw / top.alg_bw))
+    return abs(top.bus_bw - top.alg_bw * want) <= ROUNDING * want + ROUNDING + 1e-9
 
 
 def binary_named(line: str) -> str | None:
@@ -89,6 +101,11 @@ class Table:
     variant)."""
     refused: list[tuple[str, str]] = field(default_factory=list)
     """(line, why) of every proposed row not counted."""
+    fragments: list[str] = field(default_factory=list)
+    """Lines under a header that begin a row but end before its busbw (a pod killed mid-line, a row split by
+    another process's line): refused, never stitched together."""
+    avg_problem: str = ""
+    """Why the table's `# Avg bus bandwidth` disagrees with the rows read (rows missing or a log edited), or ""."""
 
     def finish(self) -> None:
         """Sort the proposed rows into rows and refused ones (in log order)."""
@@ -102,11 +119,9 @@ class Table:
                 kept.append(index)
         why |= self._bus_factor_problems(kept)
         kept = [i for i in kept if i not in why]
-        avg_problem = self._avg_problem(kept)
-        if avg_problem:
-            why |= dict.fromkeys(kept, avg_problem)
-            kept = []
+        self.avg_problem = self._avg_problem(kept)
         self.refused = [(self.proposed[i].text, why[i]) for i in sorted(why)]
+        self.refused += [(line, "the row is cut short") for line in self.fragments]
         self.rows = [self.proposed[i].row for i in kept]
         self.variants = [self._variant(self.proposed[i]) for i in kept]
 
@@ -123,14 +138,14 @@ class Table:
                 return f"{name} {text[span[0]:span[1]]!r} is not a whole column"
         if self.columns is None:
             return ""
-        if len(tokens) != len(self.columns):
+        columns = self.row_columns(len(tokens))
+        if columns is None:
             return f"the row has {len(tokens)} columns where its header has {len(self.columns)}"
-        for (start, end), column in zip(tokens, self.columns):
+        for (start, end), column in zip(tokens, columns):
             pattern = _COLUMN.get(column)
             if pattern and not re.fullmatch(pattern, text[start:end], re.ASCII):
                 return f"{text[start:end]!r} is no {column}"
-        wanted = {"size": self.columns.index("size"), "algBW": _first(self.columns, "algbw"),
-                  "busBW": _first(self.columns, "busbw")}
+        wanted = {"size": columns.index("size"), "algBW": _first(columns, "algbw"), "busBW": _first(columns, "busbw")}
         for name, index in wanted.items():
             if index is None or proposed.captures[name] != tokens[index]:
                 return f"{name} is not read from the header's {name.lower()} column"
@@ -162,13 +177,38 @@ class Table:
                 out[index] = f"busbw {row.bus_bw:.2f} is not algbw {row.alg_bw:.2f} x {want:.4g} ({told})"
         return out
 
+    def fragment(self, line: str) -> bool:
+        """A line under this table's header that is part of a row but no whole row: it begins like one (size,
+        count, type) or holds only numbers, and its words do not fill the header's columns."""
+        words = line.split()
+        if self.columns is None or not words:
+            return False
+        starts = re.match(r"\s*\d+\s+\d+\s+[A-Za-z]\w*", line, re.ASCII) is not None
+        numbers = all(re.fullmatch(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|N/A", w, re.ASCII) for w in words)
+        if not (starts or numbers):
+            return False
+        columns = self.row_columns(len(words))
+        return columns is None or any(
+            (pattern := _COLUMN.get(c)) and not re.fullmatch(pattern, w, re.ASCII) for w, c in zip(words, columns))
+
+    def row_columns(self, tokens: int) -> list[str] | None:
+        """The header's columns as a row of `tokens` words fills them: `-S`'s timestamp column holds a date and a
+        time, and a redop the test has none of is printed blank (hypercube, an older alltoall); None when the row
+        fits no such reading."""
+        columns = [c for name in self.columns or [] for c in (("date", "clock") if name == "timestamp" else (name,))]
+        if tokens == len(columns):
+            return columns
+        if tokens == len(columns) - 1 and "redop" in columns:
+            return [c for c in columns if c != "redop"]
+        return None
+
     def _avg_problem(self, kept: list[int]) -> str:
         """Why the `# Avg bus bandwidth` line contradicts the rows kept, or "" (only a table read from its header
         on: the line averages every busbw the table printed, out-of-place and in-place)."""
-        if self.avg_bus is None or self.columns is None or not kept or len(kept) != len(self.proposed):
+        if self.avg_bus is None or self.columns is None or not kept:
             return ""
         buses = [float(p.text[start:end]) for p in (self.proposed[i] for i in kept)
-                 for (start, end), column in zip(p.tokens, self.columns) if column == "busbw"]
+                 for (start, end), column in zip(p.tokens, self.row_columns(len(p.tokens)) or []) if column == "busbw"]
         mean = sum(buses) / len(buses)
         if abs(mean - self.avg_bus) <= ROUNDING + 1e-6 * self.avg_bus + 1e-9:
             return ""
@@ -190,7 +230,7 @@ def header_columns(comment: str) -> list[str] | None:
 
 def avg_bus(comment: str) -> float | None:
     """The figure of a `# Avg bus bandwidth    : 263.45` line, else None."""
-    match = re.match(r"#\s*Avg bus bandwidth\s*:\s*(\S+)", comment)
+    match = re.match(r"#?\s*Avg bus bandwidth\s*:\s*(\S+)", comment)
     return go_float(match.group(1)) if match else None
 
 

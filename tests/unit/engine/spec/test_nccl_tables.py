@@ -30,6 +30,7 @@ def test_tables(case):
     assert parsed.measured == case.get("measured", "all_reduce")
     assert parsed.others == case.get("others", [])
     assert parsed.transports == case.get("transports", [])
+    assert parsed.warnings == case.get("warnings", [])
     assert len(parsed.refused) == case.get("refused", 0), parsed.refused
     if parsed.refused:
         assert parsed.refused[0][1] == case["why"]
