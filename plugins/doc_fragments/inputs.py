@@ -249,6 +249,12 @@ options:
         choices:
         - hostPath
         - devicePlugin
+      checkTransport:
+        description: 'Ours: fail a multi-node NCCL group with TransportMismatch when its log shows NCCL ran over
+          another network than the platform''s (EFA on AWS, TCPXO on GCP H100, InfiniBand/RoCE on Azure, OCI and
+          on-prem with RDMA NICs), e.g. a fallback to Socket. Needs NCCL_DEBUG=INFO in the workload (the catalog
+          sets it). Default true.'
+        type: bool
 """
 
     CATEGORIES = r"""
@@ -436,4 +442,10 @@ options:
             choices:
             - hostPath
             - devicePlugin
+          checkTransport:
+            description: 'Ours: fail a multi-node NCCL group with TransportMismatch when its log shows NCCL ran
+              over another network than the platform''s (EFA on AWS, TCPXO on GCP H100, InfiniBand/RoCE on Azure,
+              OCI and on-prem with RDMA NICs), e.g. a fallback to Socket. Needs NCCL_DEBUG=INFO in the workload
+              (the catalog sets it). Default true.'
+            type: bool
 """

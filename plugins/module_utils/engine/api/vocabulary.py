@@ -39,6 +39,7 @@ RESERVED_LABEL_PREFIX = f"{GROUP}/"
 ANNOTATION_WORKFLOW_UID = f"{GROUP}/workflow-uid"
 ANNOTATION_GROUP_NODES = f"{GROUP}/group-nodes"
 ANNOTATION_TEST_SCALE = f"{GROUP}/requested-test-scale"
+ANNOTATION_EXPECTED_NETWORK = "cre.certification/expected-network"  # ours: on a Workflow and its multi-node Jobs
 ANNOTATION_JOB_UID = f"{GROUP}/job-uid"      # on a measurement: the Job it measures (a same-named later Job is not it)
 
 # ---------------------------------------------------------------- finalizers (a resident NVCRE's; we add none)
@@ -95,5 +96,6 @@ UNKNOWN_THRESHOLD_KEY = "UnknownThresholdKey"
 INVALID_THRESHOLD_EXPRESSION = "InvalidThresholdExpression"
 MEASUREMENT_TIMEOUT = "MeasurementTimeout"
 MEASUREMENT_UNREADABLE = "MeasurementUnreadable"   # ours: the bandwidth measurement refused its log's rows
+TRANSPORT_MISMATCH = "TransportMismatch"           # ours: NCCL ran over another network than the platform's
 THRESHOLD_VIOLATED = "ThresholdViolated"
 THRESHOLDS_MET = "ThresholdsMet"

@@ -49,6 +49,7 @@ CATEGORY_OPTIONS = frozenset({
     "saveTopK", "storageSize", "storageClassName", "maxRestarts", "resources", "image", "imagePullSecrets",
     "sourceRepo", "repeatCount", "testScale", "maxBytes", "numIterations", "numCycles", "maxConcurrent",
     "minGroupSize", "timeoutPerJob", "measurementTimeout", "thresholds", "workloadMetadata", "rdmaDeviceAccess",
+    "checkTransport",
 })
 BUILD_INPUTS = frozenset({"gpuArchitecture", "platform", "target", "gkeTcpxoNetworks", "tcpxoPluginVersion"})
 

@@ -179,6 +179,11 @@ class CategoryOptions(K8sModel):
     """Labels added to the workload object (the TrainJob), never to its pods."""
     rdma_device_access: Literal["hostPath", "devicePlugin"] | None = None
     """How pods reach the RDMA devices: devicePlugin (the NIC resource) or hostPath (mount /dev/infiniband)."""
+    check_transport: bool | None = None
+    """Ours: fail a multi-node NCCL group with TransportMismatch when its log shows NCCL ran over another network than
+    the platform's (EFA on AWS, TCPXO on GCP H100, InfiniBand/RoCE on Azure, OCI and on-prem with RDMA NICs), e.g.
+    a fallback to Socket. Needs NCCL_DEBUG=INFO in the workload (the catalog sets it). Default true.
+    """
 
 
 class Category(K8sModel):

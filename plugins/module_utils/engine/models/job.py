@@ -149,7 +149,7 @@ class JobSpec(K8sModel):
 
 class FailedNode(K8sModel):
     name: str
-    reason: Literal["HardwareFailureDetected", "ThresholdViolation", "WorkloadFailed"]
+    reason: Literal["HardwareFailureDetected", "ThresholdViolation", "TransportMismatch", "WorkloadFailed"]
     message: str | None = None
 
 

@@ -13,6 +13,7 @@ from ..api import naming
 from ..api.errors import InputError, WorkflowFailure
 from ..api.objects import controller_reference
 from ..api.vocabulary import (
+    ANNOTATION_EXPECTED_NETWORK,
     ANNOTATION_TEST_SCALE,
     API_VERSION,
     CATEGORY_NOT_FOUND,
@@ -29,6 +30,7 @@ from ..api.vocabulary import (
 from ..catalog import entries
 from ..spec import gang
 from ..spec.overrides import OverrideContext, apply_overrides, matches_when
+from . import network
 
 MNNVL_ARCHITECTURES = ("gb200", "gb300")
 KAI_SCHEDULER = "kai-scheduler"
@@ -251,4 +253,17 @@ def build_workflow(certification: dict, category: dict, *, platform: str, gpu_ar
         "annotations": {ANNOTATION_TEST_SCALE: options.get("testScale") or "full-scale"},
         "ownerReferences": [controller_reference(certification, CERTIFICATION, API_VERSION)],
     })
+    family = _expected_network(spec, options, platform, gpu_architecture, detected or {})
+    if family:
+        metadata["annotations"][ANNOTATION_EXPECTED_NETWORK] = family
     return {"apiVersion": API_VERSION, "kind": WORKFLOW, "metadata": metadata, "spec": spec}
+
+
+def _expected_network(spec: dict, options: dict, platform: str, gpu_architecture: str, detected: dict) -> str | None:
+    """Ours: the network family the category's multi-node NCCL groups must use (network.py), unless the user
+    turned the check off; loopback runs stay inside one node."""
+    bandwidth = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("bandwidthMeasurement") or {}
+    if options.get("checkTransport") is False or not bandwidth or str(bandwidth.get("testType", "")).startswith(
+            "loopback"):
+        return None
+    return network.expected(platform, gpu_architecture, detected)

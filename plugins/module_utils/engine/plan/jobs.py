@@ -11,6 +11,7 @@ from ..api import naming
 from ..api.errors import InputError
 from ..api.objects import controller_reference
 from ..api.vocabulary import (
+    ANNOTATION_EXPECTED_NETWORK,
     ANNOTATION_GROUP_NODES,
     API_VERSION,
     LABEL_GROUP,
@@ -123,6 +124,9 @@ def job_manifest(workflow: dict[str, Any], job_spec: dict[str, Any], group: dict
     annotations = dict(template_meta.get("annotations") or {})
     if group["nodes"]:
         annotations[ANNOTATION_GROUP_NODES] = ",".join(group["nodes"])
+    family = (meta.get("annotations") or {}).get(ANNOTATION_EXPECTED_NETWORK)
+    if family and len(group["nodes"]) > 1:   # one node's ranks talk over NVLink, not the network
+        annotations[ANNOTATION_EXPECTED_NETWORK] = family
     job_meta: dict[str, Any] = {"name": name}
     if meta.get("namespace"):
         job_meta["namespace"] = meta["namespace"]

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..api.objects import condition, go_duration, is_true, meta, parse_duration, parse_time, set_condition
 from ..api.vocabulary import (
+    ANNOTATION_EXPECTED_NETWORK,
     BANDWIDTH_MEASUREMENT,
     COMPLETE,
     GOODPUT_MEASUREMENT,
@@ -21,9 +22,11 @@ from ..api.vocabulary import (
     SUCCEEDED,
     THRESHOLD_VIOLATION,
     THRESHOLDS_MET,
+    TRANSPORT_MISMATCH,
     UNKNOWN_THRESHOLD_KEY,
     VALIDATION_FAILED,
 )
+from ..plan import network
 from ..spec import thresholds
 from . import attribution, job_measurements
 
@@ -77,17 +80,31 @@ def check(job: Obj, status: Obj, measurements: list[Obj], pods: list[Obj], now: 
     wanted: dict[str, str] = (job.get("spec") or {}).get("thresholds") or {}
     if not wanted:
         return None
-    verdict = _verdict(job, status, wanted, measured(job, measurements), now) or _unreadable(job, wanted, measurements)
+    verdict = (_wrong_network(job, measurements) or _verdict(job, status, wanted, measured(job, measurements), now)
+               or _unreadable(job, wanted, measurements))
     if verdict is None:
         return REQUEUE
     failed, reason, message = verdict
     set_condition(status, VALIDATION_FAILED, failed, reason, message, meta(job).get("generation"), now)
     if failed and not status.get("failedNodes"):
         nodes = attribution.group_nodes(job, pods)
-        status["failedNodes"] = attribution.merge_failed_nodes(
-            [], attribution.failed_entries(nodes, THRESHOLD_VIOLATION, message))
+        blame = TRANSPORT_MISMATCH if reason == TRANSPORT_MISMATCH else THRESHOLD_VIOLATION
+        status["failedNodes"] = attribution.merge_failed_nodes([], attribution.failed_entries(nodes, blame, message))
         if not status["failedNodes"]:
             del status["failedNodes"]
+    return None
+
+
+def _wrong_network(job: Obj, measurements: list[Obj]) -> tuple[bool, str, str] | None:
+    """Ours: a group whose final bandwidth log shows another network than its platform's fails, whatever its
+    figures (a fallback to TCP may still pass a low threshold); the check waits for that final read."""
+    family = (meta(job).get("annotations") or {}).get(ANNOTATION_EXPECTED_NETWORK)
+    if not family:
+        return None
+    for bm in job_measurements.of_job(measurements, job, BANDWIDTH_MEASUREMENT):
+        if job_measurements.measures(bm, job) and job_measurements.final(bm):
+            why = network.mismatch(family, (bm.get("status") or {}).get("transport") or [])
+            return (True, TRANSPORT_MISMATCH, why) if why else None
     return None
 
 

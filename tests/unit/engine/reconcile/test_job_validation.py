@@ -151,3 +151,28 @@ def test_a_bandwidth_measurement_that_refused_its_rows_fails_the_thresholds_at_o
     # A goodput threshold is not the bandwidth measurement's business: it waits for its own data.
     _step, cond, _status = verdict({"goodputRatio": "value >= 0.9"}, [refused])
     assert cond is None
+
+
+def on_network(transports: list, family: str = "efa", bus: str = "847.12"):
+    measurement = bandwidth(bus)
+    measurement["status"]["transport"] = transports
+    j = job({"busBandwidthGBps": "value >= 100.0"})
+    j["metadata"]["annotations"]["cre.certification/expected-network"] = family
+    step = job_tier.reconcile(JobWorld(j, measurements=[measurement], now=SUCCEEDED_AT + timedelta(seconds=5)))
+    status = next(a.obj["status"] for a in step.actions if isinstance(a, UpdateStatus))
+    return next(c for c in status["conditions"] if c["type"] == "ValidationFailed"), status
+
+
+def test_a_group_that_ran_over_another_network_fails_whatever_its_figures():
+    cond, status = on_network(["Socket"])
+    message = ("NCCL ran over Socket where EFA (AWS Libfabric) was expected; check that the pods get the network "
+               "devices and NCCL's net plugin, or set the category option checkTransport: false")
+    assert (cond["status"], cond["reason"], cond["message"]) == ("True", "TransportMismatch", message)
+    assert status["failedNodes"] == [{"name": n, "reason": "TransportMismatch", "message": message}
+                                     for n in ("gpu-node-000", "gpu-node-001")]
+
+
+@pytest.mark.parametrize("transports", [["AWS Libfabric"], []])
+def test_the_expected_network_or_none_named_leaves_the_thresholds_to_judge(transports):
+    cond, _status = on_network(transports)
+    assert (cond["status"], cond["reason"]) == ("False", "ThresholdsMet")
