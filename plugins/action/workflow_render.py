@@ -1,10 +1,7 @@
 """workflow_render: read the Workflow and node inputs on the controller and render them with the engine."""
 from __future__ import annotations
 
-import os
 from typing import Any
-
-from ansible.errors import AnsibleError
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan.render import render
@@ -37,14 +34,5 @@ class ActionModule(EngineAction):
     _supports_check_mode = True
 
     def execute(self, args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
-        for option in ("src", "nodes_file"):
-            if args[option] is not None and not os.path.isabs(args[option]):
-                args[option] = self._find_file(args[option])
+        self.local_paths(args, "src", "nodes_file")
         return render_face(args)
-
-    def _find_file(self, path: str) -> str:
-        """Relative paths as the copy/template actions find them (role/playbook `files/`), else as given."""
-        try:
-            return self._find_needle("files", path)
-        except AnsibleError:
-            return path

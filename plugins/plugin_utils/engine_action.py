@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ansible.errors import AnsibleActionFail
+from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.parameters import remove_values
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
@@ -109,6 +109,16 @@ class EngineAction(ActionBase):
     @abstractmethod
     def execute(self, args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         """The face's work on validated `args`; engine errors raised here become failed results."""
+
+    def local_paths(self, args: dict[str, Any], *options: str) -> None:
+        """Resolve the relative paths of `options` as the copy/template actions find them (role/playbook
+        `files/`), else keep them as given."""
+        for option in options:
+            if args[option] is not None and not os.path.isabs(args[option]):
+                try:
+                    args[option] = self._find_needle("files", args[option])
+                except AnsibleError:
+                    pass
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)

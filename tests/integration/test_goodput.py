@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pytest
 from kubernetes import client
 
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build
 from ansible_collections.cre.certification.plugins.module_utils.engine.spec.goodput import goodput
 from tests.ansible_run import ansible_module
 from tools.sim import cluster
@@ -93,3 +94,27 @@ def test_a_crash_restarts_from_the_checkpoint_and_succeeds(trainer: Sim) -> None
     assert [e.message for e in events] == ["Restarting workload from checkpoint (restart 1/3)"]
     measurement = one(trainer, "goodputmeasurements", category["workflow"])["status"]
     assert measurement["interruptionCount"] == 1 and float(measurement["rescheduleTimeSec"]) > 0
+
+
+def test_a_nemo_2_run_is_measured_with_the_nemo_4_training_profile(trainer: Sim) -> None:
+    """The catalog's training Workflow as a NeMo user runs it: its goodput measurement names the built-in
+    nemo-4-training profile, and the pods print NeMo 2's `Training epoch E, iteration I/N | ...` lines."""
+    ns = "nemo"
+    client.CoreV1Api(trainer.api).create_namespace({"metadata": {"name": ns}})
+    cluster.pod_duration(trainer.name, ns, 25000)
+    cluster.log_style(trainer.name, ns, training="nemo2")
+    category = {"domain": "training", "variant": "nemotron5-8b", "options": SMALL}
+    workflow = category_build.build_workflow({"metadata": {"name": "nemo", "namespace": ns},
+                                              "spec": {"categories": [category]}}, category,
+                                             platform="aws", gpu_architecture="h100", available_nodes=2)
+    del workflow["metadata"]["ownerReferences"]
+    workflow["spec"]["jobTemplate"]["spec"]["goodputMeasurement"]["logProfileRef"] = "nemo-4-training"
+    client.CustomObjectsApi(trainer.api).create_namespaced_custom_object(*NVCRE, ns, "workflows", workflow)
+    rc, result = ansible_module("workflow_run", {"kubeconfig": str(trainer.kubeconfig), "name": workflow[
+        "metadata"]["name"], "namespace": ns, "poll_interval": 1, "timeout": 300}, timeout=360)
+    assert rc == 0 and result["phase"] == "Succeeded", result
+    (status,) = [g["status"] for g in client.CustomObjectsApi(trainer.api).list_namespaced_custom_object(
+        *NVCRE, ns, "goodputmeasurements")["items"]]
+    done = condition({"status": status}, "Complete")
+    assert (done["status"], done["reason"]) == ("True", "JobSucceeded"), status
+    assert status["highestStep"] > 0 and 0.5 < float(status["result"]) <= 1, status

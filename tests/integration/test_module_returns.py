@@ -72,10 +72,16 @@ def test_every_module_returns_what_it_documents(sim, crds, namespace: str, tmp_p
             "node_count": 4}),
     }
     results[("fleet_report", False)] = run("fleet_report", {"report_dir": [str(tmp_path)]})  # the folder above
+    logs = ROOT / "tests" / "unit" / "engine" / "data" / "real_logs"
+    results[("log_check", False)] = run("log_check", {
+        "src": str(logs / "nccl" / "015-k8s-pods-roce-nccl-debug-info.log"), "profile": "nccl-bandwidth",
+        "thresholds": {"busBandwidthGBps": "value >= 2.0"}})
+    goodput = run("log_check", {"src": str(logs / "training" / "002-mlm-2025-rtx4090-2node-tflops.log"),
+                                "profile": "megatron-training"})
     spec = run("catalog_info", {"domain": "communication", "variant": "nccl-all-reduce",
                                 "options": {"gpuArchitecture": "gb200"}})
     assert spec["spec"]["jobTemplate"], "catalog_info built no WorkflowSpec"
     problems = [p for (module, check_mode), result in results.items() for p in check(module, result, check_mode)]
-    problems += check("catalog_info", spec)
+    problems += check("catalog_info", spec) + check("log_check", goodput)
     assert problems == [], "\n".join(problems)
     assert done["phase"] == "Succeeded" and results[("workflow_run", False)]["phase"] == "Succeeded"

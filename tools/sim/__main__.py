@@ -62,8 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     p_style = sub.add_parser("log-style", help="how the workloads print their logs: the cluster's default, or one "
                                                "namespace's", description=log_style.HELP,
                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    p_style.add_argument("--namespace", default=None, help="the namespace whose workloads print so (default: the "
-                                                          "cluster's default, which namespaces' own fields win over)")
+    p_style.add_argument("--namespace", default=None,
+                         help="the namespace whose workloads print so (default: the cluster's default, which "
+                              "namespaces' own fields win over)")
     for key, choices in log_style.CHOICES.items():
         p_style.add_argument(f"--{key.replace('_', '-')}", dest=key, choices=choices, default=None)
     p_style.add_argument("--name", default="cre")

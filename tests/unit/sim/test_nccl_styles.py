@@ -22,9 +22,9 @@ CURRENT_HEADER = ["#       size         count      type   redop    root     time
                   "(GB/s)  (GB/s)"]
 
 
-def small_run(network: str = "IB", processes: list[Process] = TWO_WORKERS) -> nccl_output.Run:
+def small_run(network: str = "IB", processes: tuple[Process, ...] = tuple(TWO_WORKERS)) -> nccl_output.Run:
     """An all_reduce of 8 and 16 bytes over `processes` whose busbw reaches 50 GB/s."""
-    return nccl_output.Run("all_reduce", 8, 16, 50.0, network, 2, processes, COMMAND)
+    return nccl_output.Run("all_reduce", 8, 16, 50.0, network, 2, list(processes), COMMAND)
 
 
 def test_no_root_prints_the_2019_all_reduce_table() -> None:

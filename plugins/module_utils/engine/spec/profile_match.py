@@ -20,5 +20,5 @@ def step_matches(text: str, profiles: Iterable[dict[str, Any]]) -> dict[str, int
     for profile in profiles:
         pattern = ((profile.get("spec") or {}).get("patterns") or {}).get("trainingStep") or {}
         regex = compile_regex(pattern["regex"], "pattern trainingStep: invalid regex") if pattern.get("regex") else None
-        counts[profile["metadata"]["name"]] = sum(1 for _, line in read if regex and regex.search(line))
+        counts[profile["metadata"]["name"]] = sum(1 for _prefix, line in read if regex and regex.search(line))
     return counts

@@ -150,7 +150,7 @@ MEGATRON_LINES = [
 
 @pytest.mark.parametrize("name", ["megatron-bridge", "megatron-training"])
 @pytest.mark.parametrize(("pattern", "line", "captures"), MEGATRON_LINES,
-                         ids=[f"{i}-{p}" for i, (p, _, _) in enumerate(MEGATRON_LINES)])
+                         ids=[f"{i}-{case[0]}" for i, case in enumerate(MEGATRON_LINES)])
 def test_megatron_line(name, pattern, line, captures):
     match = GoodputParser.from_profile(profile(name)).patterns[pattern].regex.search(line)
     assert (None if match is None else {key: match.group(key) for key in captures or {}}) == captures
@@ -177,7 +177,7 @@ NEMO_LINES = [
 
 @pytest.mark.parametrize("name", ["nemo-1-training", "nemo-4-training"])
 @pytest.mark.parametrize(("pattern", "line", "captures"), NEMO_LINES,
-                         ids=[f"{i}-{p}" for i, (p, _, _) in enumerate(NEMO_LINES)])
+                         ids=[f"{i}-{case[0]}" for i, case in enumerate(NEMO_LINES)])
 def test_nemo_line(name, pattern, line, captures):
     match = GoodputParser.from_profile(profile(name)).patterns[pattern].regex.search(line)
     assert (None if match is None else {key: match.group(key) for key in captures or {}}) == captures

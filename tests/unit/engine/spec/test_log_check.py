@@ -1,0 +1,66 @@
+"""A saved log read offline with a LogProfile (spec/log_check.py, the log_check module's engine)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import (
+    builtin_profile,
+    builtin_profiles,
+)
+from ansible_collections.cre.certification.plugins.module_utils.engine.spec.log_check import check_log
+from ansible_collections.cre.certification.plugins.module_utils.engine.spec.log_lines import LogProfileError
+
+REAL = Path(__file__).parents[1] / "data" / "real_logs"
+TRAINING = [p for p in builtin_profiles() if "trainingStep" in p["spec"]["patterns"]]
+
+
+def test_an_older_table_read_with_its_peak_and_verdict():
+    text = (REAL / "nccl" / "003-dgx2-old-allreduce-noroot.log").read_text()
+    out = check_log(text, builtin_profile("nccl-bandwidth"), "all_reduce", {"busBandwidthGBps": "value >= 120.0"})
+    assert (out["kind"], len(out["rows"]), out["peak"], out["measured_test"]) == (
+        "bandwidth", 31, {"busBW": 123.56, "algBW": 67.4}, "all_reduce")
+    assert out["tables"] == [{"test": "all_reduce", "ranks": 12, "rows": 31, "refused": 0,
+                              "avg_bus_bandwidth": 42.5578}]
+    assert out["verdict"] == {"passed": True, "reason": "ThresholdsMet", "message": "All performance thresholds satisfied"}
+
+
+def test_nvcres_regex_on_it_refuses_the_rows_and_fails_the_threshold():
+    profile = builtin_profile("nccl-bandwidth")
+    profile["spec"]["patterns"]["bandwidthResult"]["regex"] = (
+        r"^\s*(?P<size>\d+)\s+\d+\s+\w+\s+\w+\s+-?\d+\s+[\d.]+\s+(?P<algBW>[\d.]+)\s+(?P<busBW>[\d.]+)")
+    out = check_log((REAL / "nccl" / "003-dgx2-old-allreduce-noroot.log").read_text(), profile, "all_reduce",
+                    {"busBandwidthGBps": "value >= 120.0"})
+    assert out["rows"] == [] and out["peak"] is None and len(out["refused"]) == 4
+    assert out["refused"][0]["why"] == "busBW '2' is not a whole column"
+    assert out["verdict"] == {"passed": False, "reason": "MeasurementUnavailable",
+                              "message": "busBandwidthGBps have no figure in this log"}
+
+
+def test_a_nemo_2_log_read_with_steps_and_which_profile_matched():
+    text = (REAL / "training" / "008-nemo2-training-epoch-iteration.log").read_text()
+    out = check_log(text, builtin_profile("nemo-4-training"), thresholds={"avgStepTimeSec": "value < 100.0",
+                                                                          "goodputRatio": "value > 0.9"},
+                    training_profiles=TRAINING)
+    assert out["kind"] == "goodput" and out["steps"] and out["avg_step_time_sec"] > 0
+    assert out["profiles_matched"]["nemo-4-training"] == len(out["steps"])
+    assert out["profiles_matched"]["megatron-training"] == 0
+    assert out["verdict"] == {"passed": False, "reason": "MeasurementUnavailable",
+                              "message": "goodputRatio need a whole run"}
+
+
+def test_a_violated_threshold_is_named_as_the_job_names_it():
+    text = (REAL / "nccl" / "015-k8s-pods-roce-nccl-debug-info.log").read_text()
+    out = check_log(text, builtin_profile("nccl-bandwidth"), "all_reduce", {"busBandwidthGBps": "value >= 100.0"})
+    assert out["transports"] == ["IBext_v8"]
+    assert out["verdict"] == {"passed": False, "reason": "ThresholdViolated", "message":
+                              'Threshold "busBandwidthGBps" violated: measured 2.8400, expression: value >= 100.0'}
+
+
+def test_bad_inputs_are_refused():
+    with pytest.raises(InputError, match=r'thresholds\["speed"\]'):
+        check_log("", builtin_profile("nccl-bandwidth"), thresholds={"speed": "value > 1"})
+    with pytest.raises(LogProfileError, match="neither a bandwidthResult nor a trainingStep"):
+        check_log("", {"metadata": {"name": "x"}, "spec": {"patterns": {}}})
