@@ -95,14 +95,20 @@ def check(job: Obj, status: Obj, measurements: list[Obj], pods: list[Obj], now: 
     return None
 
 
+def _own_bandwidth(job: Obj, measurements: list[Obj]) -> list[Obj]:
+    """The bandwidth measurements of this very Job (not of an earlier Job of the same name)."""
+    return [bm for bm in job_measurements.of_job(measurements, job, BANDWIDTH_MEASUREMENT)
+            if job_measurements.measures(bm, job)]
+
+
 def _wrong_network(job: Obj, measurements: list[Obj]) -> tuple[bool, str, str] | None:
     """Ours: a group whose final bandwidth log shows another network than its platform's fails, whatever its
     figures (a fallback to TCP may still pass a low threshold); the check waits for that final read."""
     family = (meta(job).get("annotations") or {}).get(ANNOTATION_EXPECTED_NETWORK)
     if not family:
         return None
-    for bm in job_measurements.of_job(measurements, job, BANDWIDTH_MEASUREMENT):
-        if job_measurements.measures(bm, job) and job_measurements.final(bm):
+    for bm in _own_bandwidth(job, measurements):
+        if job_measurements.final(bm):
             why = network.mismatch(family, (bm.get("status") or {}).get("transport") or [])
             return (True, TRANSPORT_MISMATCH, why) if why else None
     return None
@@ -113,9 +119,9 @@ def _unreadable(job: Obj, wanted: dict[str, str], measurements: list[Obj]) -> tu
     rather than after `measurementTimeout` as data that never came."""
     if not {"busBandwidthGBps", "algBandwidthGBps"} & set(wanted):
         return None
-    for bm in job_measurements.of_job(measurements, job, BANDWIDTH_MEASUREMENT):
+    for bm in _own_bandwidth(job, measurements):
         done = condition(bm, COMPLETE) or {}
-        if job_measurements.measures(bm, job) and done.get("status") == "True" and done.get("reason") == ROWS_REFUSED:
+        if done.get("status") == "True" and done.get("reason") == ROWS_REFUSED:
             return True, MEASUREMENT_UNREADABLE, f"BandwidthMeasurement {meta(bm).get('name')}: {done.get('message')}"
     return None
 

@@ -115,14 +115,15 @@ class NcclParser:
 def _read_other(stream: _Stream, line: str, tables: list[Table]) -> None:
     """A line that is no row: a table's header or summary, the test's name, its devices, or a command."""
     comment = line.strip()
+    if stream.table is not None and (avg := avg_bus(comment)) is not None:   # v1 prints it without `#`
+        stream.table.avg_bus = avg
+        return
     if not comment.startswith("#"):
         named = binary_named(comment)
         if named:
             stream.test, stream.table = named, None
         elif stream.table is not None and stream.table.fragment(line):
             stream.table.fragments.append(line)
-        elif stream.table is not None and (avg := avg_bus(comment)) is not None:   # v1 prints it without `#`
-            stream.table.avg_bus = avg
         return
     columns = header_columns(comment)
     if columns is not None:
@@ -136,8 +137,6 @@ def _read_other(stream: _Stream, line: str, tables: list[Table]) -> None:
         stream.ranks += 1
     elif comment.startswith("# nThread"):
         stream.ranks, stream.table = None, None
-    elif stream.table is not None and (avg := avg_bus(comment)) is not None:
-        stream.table.avg_bus = avg
 
 
 def _select(tables: list[Table], test_type: str, transports: list[str]) -> NcclParse:
