@@ -47,7 +47,8 @@ def api(kubeconfig: str | Path) -> client.ApiClient:
 
 
 def _env(bin_dir: Path) -> dict[str, str]:
-    return {**os.environ, "KWOK_WORKDIR": str(workdir()), "KWOK_RUNTIME": "binary",
+    # kwokctl's binary runtime starts the control plane with its own environment.
+    return {**os.environ, **processes.GO_RUNTIME, "KWOK_WORKDIR": str(workdir()), "KWOK_RUNTIME": "binary",
             "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"}
 
 
