@@ -122,6 +122,19 @@ transports:
   type: list
   elements: str
   sample: [AWS Libfabric]
+mnnvl:
+  description:
+    - Whether NCCL's communicators across nodes ran over multi-node NVLink (their C(MNNVL 0|1) lines); null when
+      the log does not say (no C(NCCL_DEBUG=INFO), or one node).
+  returned: kind is bandwidth
+  type: bool
+  sample: true
+fabric_not_ready:
+  description: The hosts whose GPU fabric NCCL found not ready (which turns MNNVL off), with the state.
+  returned: kind is bandwidth
+  type: list
+  elements: str
+  sample: ["gb200-r03-t02 (fabric state 1: not started)"]
 tables:
   description: Every nccl-tests table of the log with its test, ranks, rows counted and refused, and its
     C(# Avg bus bandwidth).

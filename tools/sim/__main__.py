@@ -18,6 +18,9 @@ FAULTS = """fault kinds (fault NODE --kind KIND):
   nvlink    GB200/GB300: multi-node groups with the node print times --factor while they run over MNNVL
             (NCCL_MNNVL_ENABLE not 0, nodes of one clique); with NCCL_MNNVL_ENABLE=0 they print the
             network-only figure and look healthy
+  fabric    GB200/GB300: the node's GPU fabric never completes (NVML state 1): NCCL turns MNNVL off without a
+            warning for every multi-node group with the node, which then prints the network-only figure,
+            `MNNVL 0` and the node's fabric state
   stall     the node's GPU Job pods hang: Megatron lines stop after three, nccl-tests print no table
   crash     the training pod fails once, after its first checkpoint
   none      clears every fault of the node

@@ -23,7 +23,7 @@ from .faults import FAULT_SEEN, HARDWARE_CONDITION, HARDWARE_LABEL, HARDWARE_VAL
 from .state import NAME_RE, ClusterState, cluster_dir, known_clusters, workdir
 
 ROOT = Path(__file__).resolve().parents[2]
-FAULT_KINDS = ("hardware", "workload", "cordon", "slow", "link", "nvlink", "stall", "crash", "none")
+FAULT_KINDS = ("hardware", "workload", "cordon", "slow", "link", "nvlink", "fabric", "stall", "crash", "none")
 DEFAULT_SLOW_FACTOR = 0.5
 NAMESPACE_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")  # a DNS-1123 label, as Kubernetes wants
 # A bandwidth fault's factor unless --factor says otherwise: NVLink's is lower, so that a GB200/GB300 group
@@ -362,11 +362,13 @@ def fault(name: str, node: str, kind: str, factor: float | None = None, peer: st
         return
     if kind == "slow":
         core.patch_node(node, {"metadata": {"annotations": {workload_logs.FACTOR_ANNOTATION: str(factor)}}})
-    if kind == "nvlink":
+    if kind in ("nvlink", "fabric"):
         if profiles.CLIQUE_LABEL not in ((target.metadata.labels if target.metadata else None) or {}):
-            raise SimError(f"node {node!r} has no NVLink domain ({profiles.CLIQUE_LABEL} label): nvlink faults are "
+            raise SimError(f"node {node!r} has no NVLink domain ({profiles.CLIQUE_LABEL} label): {kind} faults are "
                            "for GB200/GB300 nodes")
-        core.patch_node(node, {"metadata": {"annotations": {workload_logs.NVLINK_ANNOTATION: str(factor)}}})
+        key, value = ((workload_logs.NVLINK_ANNOTATION, str(factor)) if kind == "nvlink"
+                      else (workload_logs.FABRIC_ANNOTATION, str(workload_logs.FABRIC_NOT_STARTED)))
+        core.patch_node(node, {"metadata": {"annotations": {key: value}}})
     if kind in ("stall", "crash"):
         core.patch_node(node, {"metadata": {"annotations": {training_logs.FAULT_ANNOTATION: kind}}})
     if kind == "cordon":
@@ -453,6 +455,7 @@ def _clear(apic: client.ApiClient, st: ClusterState, node: str) -> None:
     core.patch_node(node, {"metadata": {"labels": {HARDWARE_LABEL: None},
                                         "annotations": {workload_logs.FACTOR_ANNOTATION: None,
                                                         workload_logs.NVLINK_ANNOTATION: None,
+                                                        workload_logs.FABRIC_ANNOTATION: None,
                                                         training_logs.FAULT_ANNOTATION: None,
                                                         training_logs.CRASHED_ANNOTATION: None}},
                            "spec": {"unschedulable": None}})

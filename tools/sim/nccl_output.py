@@ -26,6 +26,7 @@ class Run:
     nics: int                # the RDMA devices of a node
     processes: list[Process]
     command: list[str]       # the container's command and args
+    mnnvl: bool = False      # the communicator runs over multi-node NVLink
 
 
 def lines(run: Run, style: Style, when: datetime) -> list[str]:
@@ -48,6 +49,7 @@ def _test(run: Run, collective: str, style: Style, tests: tuple[str, ...],
     body = [(first, line) for line in table.body]
     summary = [(first, line) for line in table.summary]
     if style.transport == "brief":
-        return [(first, f"nccl-w-0:211:211 [0] NCCL INFO Using network {run.network}"), *body, *summary]
-    return [*nccl_info.init_lines(run.processes, run.network, run.nics, when), *body,
+        return [(first, f"nccl-w-0:211:211 [0] NCCL INFO Using network {run.network}"),
+                *nccl_info.brief_mnnvl_lines(run.processes, run.mnnvl), *body, *summary]
+    return [*nccl_info.init_lines(run.processes, run.network, run.nics, when, run.mnnvl), *body,
             *nccl_info.destroy_lines(run.processes), *summary]

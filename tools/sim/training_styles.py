@@ -14,7 +14,8 @@ a checkpoint save (its start and end lines) and a resume, in the shapes real tra
 - `nemo2`: NeMo 2's progress printer (nemo/lightning/pytorch/callbacks/progress_printer.py): `Training epoch E,
   iteration I/N | metric: value ...`, 0-based, printed by global rank 0, each metric averaged over the log
   interval but `global_step`, integral values as integers, others with 4 significant digits; Lightning's start
-  and restore lines; NeMo's ModelCheckpoint lines for an async save.
+  and restore lines; for an async save, NeMo's `Global Checkpoint Save` line (its blocking part) and
+  ModelCheckpoint's lines.
 
 Every style prints the pace the trainer keeps: `Step.ms` is the time per iteration.
 """
@@ -31,6 +32,7 @@ LEARNING_RATE = 3e-4
 WARMUP_SKIPS = 20          # megatron-skipped: the scaler's first overflows, from the first step on
 SKIP_EVERY = 100           # then one step in this many overflows
 SKIP_AT = 55               # ... this many steps into each such stretch
+NEMO_BLOCKING_SAVE = 0.309  # s: the part of an async save the step loop waits for (NeMo logs it as Save duration)
 
 
 @dataclass(frozen=True)
@@ -158,6 +160,8 @@ NEMO2 = Format(
                          f"All distributed processes registered. Starting with {world} processes", "-" * 100, ""],
     step=_nemo_step,
     save=lambda step, when, done: [
+        (f"[NeMo I {when:%Y-%m-%d %H:%M:%S} nemo_logging:393] Global Checkpoint Save : Rank: 0 : Iteration: {step} : "
+         f"Start time: {when.timestamp() - NEMO_BLOCKING_SAVE:.3f}s : Save duration: {NEMO_BLOCKING_SAVE:.3f}s", when),
         (_nemo_log(when, 632, f"Scheduled async checkpoint save for {_nemo_checkpoint(step)}"), when),
         (_nemo_log(done, 657, f"Async checkpoint save for step {step} ({_nemo_checkpoint(step)}) finalized "
                               "successfully."), done)],

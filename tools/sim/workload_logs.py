@@ -38,6 +38,8 @@ FACTOR_ANNOTATION = "sim.cre.certification/bandwidth-factor"
 # JSON {"<domain label>=<peer domain>": factor}, on every node of a domain with a link fault to that peer.
 LINK_ANNOTATION = "sim.cre.certification/link-faults"
 NVLINK_ANNOTATION = "sim.cre.certification/nvlink-factor"
+FABRIC_ANNOTATION = "sim.cre.certification/fabric-state"   # NVML's GPU fabric state, when not completed
+FABRIC_NOT_STARTED = 1
 MNNVL_VARIABLE = "NCCL_MNNVL_ENABLE"
 MNNVL_ARGUMENT = re.compile(rf"\b{MNNVL_VARIABLE}=(\S*)")
 BINARY = re.compile(r"\b(all_reduce|all_gather|alltoall|reduce_scatter)_perf(_mpi)?\b")
@@ -119,17 +121,29 @@ def mnnvl_setting(group: list[Obj]) -> str | None:
                  if e.get("name") == MNNVL_VARIABLE), None)
 
 
+def fabric_state(node: Obj) -> int:
+    """The node's GPU fabric state as NVML reports it (3: completed, unless a `fabric` fault says otherwise)."""
+    return int(_annotation(node, FABRIC_ANNOTATION) or 3)
+
+
+def over_mnnvl(gpu: profiles.Gpu, own: list[Obj], mnnvl: str | None) -> bool:
+    """NCCL's choice (mnnvl.cc): a group of several nodes of one clique runs over multi-node NVLink unless its
+    pods set NCCL_MNNVL_ENABLE=0 or one node's GPU fabric is not completed (then it is silently off)."""
+    cliques = {((n.get("metadata") or {}).get("labels") or {}).get(profiles.CLIQUE_LABEL) for n in own}
+    return (bool(gpu.no_nvl_bus_gbps) and len(own) > 1 and mnnvl != "0" and len(cliques) == 1
+            and all(fabric_state(n) == 3 for n in own))
+
+
 def peak_bus(gpu: profiles.Gpu, own: list[Obj], loopback: bool, mnnvl: str | None, socket: bool = False) -> float:
     """A group's peak bus bandwidth: the nominal figure of how it communicates times its lowest fault factor.
     `socket`: its network is NCCL's TCP sockets (NVLink, within a node or MNNVL, is not a network)."""
     factors = [_factor(n) for n in own]
     if loopback:
         return gpu.loopback_bus_gbps * min(factors)
-    cliques = {((n.get("metadata") or {}).get("labels") or {}).get(profiles.CLIQUE_LABEL) for n in own}
-    if gpu.no_nvl_bus_gbps and mnnvl != "0" and len(cliques) == 1:
+    if gpu.no_nvl_bus_gbps and mnnvl != "0" and (len(own) == 1 or over_mnnvl(gpu, own, mnnvl)):
         nominal = gpu.nominal_bus_gbps  # over NVLink: a node's NVLink fault shows
         factors += [float(_annotation(n, NVLINK_ANNOTATION) or 1.0) for n in own]
-    else:  # the network alone: GPUs without MNNVL, MNNVL off, or a group across NVLink domains
+    else:  # the network alone: GPUs without MNNVL, MNNVL off (or silently off), a group across NVLink domains
         nominal = SOCKET_BUS_GBPS if socket else gpu.no_nvl_bus_gbps or gpu.nominal_bus_gbps
     return nominal * min([*factors, link_factor(own)])
 
@@ -160,14 +174,15 @@ def pod_log(pod: Obj, pods: list[Obj], nodes: dict[str, Obj], now: datetime, sty
     own = workers or [pod["spec"]["nodeName"]]
     platform, gpu = _gpu(nodes[own[0]])
     socket = style.transport == "socket"
-    peak = peak_bus(gpu, [nodes[n] for n in own], loopback, mnnvl_setting(group), socket)
+    own_nodes, mnnvl = [nodes[n] for n in own], mnnvl_setting(group)
+    peak = peak_bus(gpu, own_nodes, loopback, mnnvl, socket)
     out = nccl_output.Run(*run, peak, "Socket" if socket else TRANSPORT.get(platform, "IB"),
-                          gpu.count * NICS_PER_GPU.get(platform, 1), processes(pod, group, own, gpu.count),
-                          nccl_command(pod) or [])
+                          gpu.count * NICS_PER_GPU.get(platform, 1), processes(pod, group, own_nodes, gpu),
+                          nccl_command(pod) or [], not loopback and over_mnnvl(gpu, own_nodes, mnnvl))
     return cri(nccl_output.lines(out, style, now), now)
 
 
-def processes(pod: Obj, group: list[Obj], own: list[str], gpus: int) -> list[Process]:
+def processes(pod: Obj, group: list[Obj], own: list[Obj], gpu: profiles.Gpu) -> list[Process]:
     """The processes of a run on the nodes `own`: an MPI rank per GPU of each node's worker (mpirun `-N <GPUs>`),
     or, for a pod running the test itself (loopback), one process driving all its node's GPUs (`-g <GPUs>`)."""
     def host(p: Obj, index: int) -> tuple[str, str]:
@@ -177,9 +192,18 @@ def processes(pod: Obj, group: list[Obj], own: list[str], gpus: int) -> list[Pro
     for worker in sorted((p for p in group if nccl_run(p) is None), key=lambda p: p["metadata"]["name"]):
         workers.setdefault(worker["spec"]["nodeName"], worker)  # a node's first, where a replaced one lingers
     if not workers:
-        return [Process(*host(pod, 0), rank=0, device=0, gpus=gpus)]
-    return [Process(*host(workers[node], i), rank=i * gpus + g, device=g, gpus=1)
-            for i, node in enumerate(own) for g in range(gpus)]
+        return [Process(*host(pod, 0), rank=0, device=0, gpus=gpu.count, fabric=_fabric(own[0], gpu))]
+    return [Process(*host(workers[node["metadata"]["name"]], i), rank=i * gpu.count + g, device=g, gpus=1,
+                    fabric=_fabric(node, gpu)) for i, node in enumerate(own) for g in range(gpu.count)]
+
+
+def _fabric(node: Obj, gpu: profiles.Gpu) -> tuple[int, int] | None:
+    """(cliqueId, fabric state) of a node whose GPUs have a fabric; the id counts from 0x7f00 by the label's number."""
+    if not gpu.no_nvl_bus_gbps:
+        return None
+    clique = ((node.get("metadata") or {}).get("labels") or {}).get(profiles.CLIQUE_LABEL, "")
+    number = clique.rsplit(".", 1)[-1]
+    return 0x7f00 + (int(number) if number.isdigit() else 0), fabric_state(node)
 
 
 def _mpirun_ran(pod: Obj, group: list[Obj]) -> bool:

@@ -127,6 +127,8 @@ def test_platform_prints_every_rank_s_init_lines_interleaved_and_rank_0_s_table_
         w0 + "NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [RO]; OOB eth0:10.0.0.1<0>",
         w1 + "Using network IB",
         w0 + "Using network IB",
+        w0 + "comm 0x55d0c3a00000 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0",
+        w1 + "comm 0x55d0c3a10000 rank 1 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0",
         w0 + f"ncclCommInitRank comm {comm.format(0, 0)} nvmlDev 0 busId 18000 commId {COMM_ID} - Init COMPLETE",
         w1 + f"ncclCommInitRank comm {comm.format(1, 1)} nvmlDev 0 busId 18000 commId {COMM_ID} - Init COMPLETE",
         *(f"[1,0]<stdout>:{line}" for line in CURRENT_HEADER),
@@ -154,7 +156,9 @@ def test_one_process_driving_two_gpus_prints_its_network_once_and_a_line_per_gpu
         "[rank0]:lb:211:211 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.9<0>",
         "[rank0]:lb:211:211 [0] NCCL INFO Using network Socket",
         "[rank0]:lb:211:211 [1] NCCL INFO Using network Socket"]
-    assert lines[10] == ("[rank0]:lb:211:211 [1] NCCL INFO ncclCommInitRank comm 0x55d0c3a10000 rank 1 nranks 2 "
+    assert lines[10] == "[rank0]:lb:211:211 [1] NCCL INFO comm 0x55d0c3a10000 rank 1 nRanks 2 nNodes 1 localRanks 2 " \
+                        "localRank 1 MNNVL 0"
+    assert lines[12] == ("[rank0]:lb:211:211 [1] NCCL INFO ncclCommInitRank comm 0x55d0c3a10000 rank 1 nranks 2 "
                          "cudaDev 1 nvmlDev 1 busId 2a000 commId 0x2b2d362000000002 - Init COMPLETE")
 
 

@@ -142,3 +142,31 @@ def test_mnnvl_setting_reads_the_launcher_arguments_before_any_env() -> None:
     assert workload_logs.mnnvl_setting(group(WORKERS, ["--mca", "x", "-x", "NCCL_MNNVL_ENABLE=0"])) == "0"
     assert workload_logs.mnnvl_setting(group(WORKERS, [], [{"name": "NCCL_MNNVL_ENABLE", "value": "2"}])) == "2"
     assert workload_logs.mnnvl_setting(group(WORKERS)) is None
+
+
+FABRIC = {"gpu-node-005": {workload_logs.FABRIC_ANNOTATION: "1"}}
+
+
+def mnnvl_lines(pods: list[dict], cluster_nodes: dict[str, dict]) -> list[str]:
+    text = workload_logs.pod_log(pods[0], pods, cluster_nodes, NOW) or ""
+    return [line.split(" stdout F ")[1] for line in text.splitlines() if "MNNVL" in line]
+
+
+def test_a_fabric_fault_turns_mnnvl_off_silently_for_its_groups_and_the_log_says_so() -> None:
+    cluster_nodes = nodes("aws-gb200", 18, annotations=FABRIC)
+    pods = group(WORKERS, ["-x", "NCCL_MNNVL_ENABLE=1"])
+    assert peak(pods, cluster_nodes) == 400.0     # the network carries it
+    assert mnnvl_lines(pods, cluster_nodes) == [
+        "node-1:211:211 [0] NCCL INFO MNNVL busId 0x18000 fabric UUID 0.0 cliqueId 0x0 state 1 healthMask 0x0",
+        "node-0:211:211 [0] NCCL INFO comm 0x55d0c3a00000 rank 0 nRanks 8 nNodes 2 localRanks 4 localRank 0 MNNVL 0"]
+    healthy = group(["gpu-node-000", "gpu-node-001"])
+    assert peak(healthy, cluster_nodes) == 840.0
+    assert mnnvl_lines(healthy, cluster_nodes) == [
+        "node-0:211:211 [0] NCCL INFO comm 0x55d0c3a00000 rank 0 nRanks 8 nNodes 2 localRanks 4 localRank 0 MNNVL 1"]
+
+
+def test_a_fabric_fault_leaves_a_loopback_run_alone() -> None:
+    pod = group(["gpu-node-005"])[0]
+    pod["spec"]["containers"][0] = {"name": "node", "command": ["/usr/local/bin/all_reduce_perf"], "args": ["-g", "4"]}
+    assert peak([pod], nodes("aws-gb200", 18, annotations=FABRIC)) == 700.0
+    assert mnnvl_lines([pod], nodes("aws-gb200", 18, annotations=FABRIC)) == []

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import builtin_profile
 from tools.sim import training_logs
 from tools.sim.log_style import CHOICES, Source
 from tools.sim.state import ClusterState
@@ -73,10 +74,16 @@ def test_nemo2_prints_0_based_iterations_and_interval_averages() -> None:
         "Training epoch 0, iteration 9/4999 | lr: 0.0003 | consumed_samples: 2816 | global_batch_size: 512 | "
         "global_step: 9 | reduced_train_loss: 9.799 | train_step_timing in s: 0.05")
     path = "/mnt/workspace/checkpoints/nemotron--reduced_train_loss=9.78-epoch=0-consumed_samples=128000.0"
-    assert [line for line, _at in FORMATS["nemo2"].save(250, WHEN, WHEN + timedelta(seconds=0.2))] == [
+    saved = [line for line, _at in FORMATS["nemo2"].save(250, WHEN, WHEN + timedelta(seconds=0.2))]
+    assert saved == [
+        "[NeMo I 2026-03-02 10:00:05 nemo_logging:393] Global Checkpoint Save : Rank: 0 : Iteration: 250 : Start "
+        f"time: {WHEN.timestamp() - 0.309:.3f}s : Save duration: 0.309s",
         f"[NeMo I 2026-03-02 10:00:05 model_checkpoint:632] Scheduled async checkpoint save for {path}",
         f"[NeMo I 2026-03-02 10:00:05 model_checkpoint:657] Async checkpoint save for step 250 ({path}) finalized "
         "successfully."]
+    # The built-in profile reads the save's step and its duration from it.
+    found = re.search(builtin_profile("nemo-4-training")["spec"]["patterns"]["checkpointSave"]["regex"], saved[0])
+    assert found and (found["step"], found["saveDuration"]) == ("250", "0.309")
     assert FORMATS["nemo2"].resume(250) == [f"Restoring states from the checkpoint path at {path}",
                                             f"Restored all states from the checkpoint at {path}"]
 

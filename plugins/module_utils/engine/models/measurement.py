@@ -107,6 +107,10 @@ class BandwidthStatus(K8sModel):
     results: list[BandwidthResult] | None = None
     transport: StringSet | None = None
     """Network transports NCCL reported (record only)."""
+    mnnvl: bool | None = None
+    """Ours: whether NCCL's communicators across nodes ran over multi-node NVLink (its `MNNVL 0|1` lines)."""
+    fabric_not_ready: StringSet | None = None
+    """Ours: the hosts whose GPU fabric NCCL found not ready (which turns MNNVL off), with the state."""
     measured_test: str | None = None
     """Ours: the collective whose rows are the results, as the log names it (its test binary)."""
     other_tests: StringSet | None = None

@@ -30,7 +30,7 @@ from ..api.vocabulary import (
 from ..catalog import entries
 from ..spec import gang
 from ..spec.overrides import OverrideContext, apply_overrides, matches_when
-from . import network
+from . import network, placement
 
 MNNVL_ARCHITECTURES = ("gb200", "gb300")
 KAI_SCHEDULER = "kai-scheduler"
@@ -253,17 +253,19 @@ def build_workflow(certification: dict, category: dict, *, platform: str, gpu_ar
         "annotations": {ANNOTATION_TEST_SCALE: options.get("testScale") or "full-scale"},
         "ownerReferences": [controller_reference(certification, CERTIFICATION, API_VERSION)],
     })
-    family = _expected_network(spec, options, platform, gpu_architecture, detected or {})
-    if family:
-        metadata["annotations"][ANNOTATION_EXPECTED_NETWORK] = family
+    if families := _expected_networks(spec, options, platform, gpu_architecture, detected or {}):
+        metadata["annotations"][ANNOTATION_EXPECTED_NETWORK] = ",".join(families)
     return {"apiVersion": API_VERSION, "kind": WORKFLOW, "metadata": metadata, "spec": spec}
 
 
-def _expected_network(spec: dict, options: dict, platform: str, gpu_architecture: str, detected: dict) -> str | None:
-    """Ours: the network family the category's multi-node NCCL groups must use (network.py), unless the user
-    turned the check off; loopback runs stay inside one node."""
+def _expected_networks(spec: dict, options: dict, platform: str, gpu_architecture: str, detected: dict) -> list[str]:
+    """Ours: what the category's multi-node NCCL groups must run over (network.py), unless the user turned the
+    check off; loopback runs stay inside one node."""
     bandwidth = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("bandwidthMeasurement") or {}
     if options.get("checkTransport") is False or not bandwidth or str(bandwidth.get("testType", "")).startswith(
             "loopback"):
-        return None
-    return network.expected(platform, gpu_architecture, detected)
+        return []
+    orchestration = spec.get("orchestration") or {}
+    grouping = orchestration.get("diagnose") or orchestration.get("topology") or {}
+    topology_key = "" if placement.is_unpinned(orchestration) else str(grouping.get("topologyKey") or "")
+    return network.families(platform, gpu_architecture, detected, topology_key)

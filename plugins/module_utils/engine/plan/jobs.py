@@ -21,7 +21,7 @@ from ..api.vocabulary import (
     WORKFLOW,
 )
 from ..spec import gang
-from . import mnnvl, placement
+from . import mnnvl, network, placement
 from .dependencies import SCOPE_JOB, DependencyPlan, json_copy, manifest
 
 RUNTIME_PATCHES = "spec.jobTemplate.spec.workload.trainJob.runtimePatches"
@@ -124,9 +124,9 @@ def job_manifest(workflow: dict[str, Any], job_spec: dict[str, Any], group: dict
     annotations = dict(template_meta.get("annotations") or {})
     if group["nodes"]:
         annotations[ANNOTATION_GROUP_NODES] = ",".join(group["nodes"])
-    family = (meta.get("annotations") or {}).get(ANNOTATION_EXPECTED_NETWORK)
-    if family and len(group["nodes"]) > 1:   # one node's ranks talk over NVLink, not the network
-        annotations[ANNOTATION_EXPECTED_NETWORK] = family
+    wanted = network.parse((meta.get("annotations") or {}).get(ANNOTATION_EXPECTED_NETWORK))
+    if own := network.for_group(wanted, len(group["nodes"]), len(group.get("domains") or []), mnnvl.forced_off(spec)):
+        annotations[ANNOTATION_EXPECTED_NETWORK] = ",".join(own)
     job_meta: dict[str, Any] = {"name": name}
     if meta.get("namespace"):
         job_meta["namespace"] = meta["namespace"]

@@ -19,10 +19,20 @@ def _trainer(job_spec: dict[str, Any]) -> dict[str, Any] | None:
 
 def enabled(job_spec: dict[str, Any]) -> bool:
     """The Job spec turns MNNVL on: its first `NCCL_MNNVL_ENABLE` (args, then env) has a value other than 0."""
+    first = _first(job_spec)
+    return first is not None and first != "0"
+
+
+def _first(job_spec: dict[str, Any]) -> str | None:
     trainer = _trainer(job_spec) or {}
     values = [m.group(1) for arg in trainer.get("args") or [] if (m := _ASSIGNMENT.search(str(arg)))]
     values += [str(e.get("value", "")) for e in trainer.get("env") or [] if e.get("name") == VARIABLE]
-    return bool(values) and values[0] != "0"
+    return values[0] if values else None
+
+
+def forced_off(job_spec: dict[str, Any]) -> bool:
+    """The Job spec turns MNNVL off: its first `NCCL_MNNVL_ENABLE` is 0 (unset, NCCL decides: on where it can)."""
+    return _first(job_spec) == "0"
 
 
 def force_off(job_spec: dict[str, Any]) -> None:

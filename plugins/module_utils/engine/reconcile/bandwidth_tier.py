@@ -233,13 +233,17 @@ def _test_type(m: Obj) -> str:
 
 
 def _record_reading(status: Obj, parsed: NcclParse) -> None:
-    """What the final read saw beyond NVCRE's fields (ours): the transports, the test measured, the other tests
-    of the log, the rows refused with the first of them, and the tables' warnings."""
+    """What the final read saw beyond NVCRE's fields (ours): the transports, whether MNNVL was on and the hosts
+    whose GPU fabric was not ready, the test measured, the other tests of the log, the rows refused with the
+    first of them, and the tables' warnings."""
     transports = merge_transports(status.get("transport") or [], parsed.transports)
     if transports:
         status["transport"] = transports
-    for key, value in (("measuredTest", parsed.measured), ("otherTests", parsed.others),
-                       ("refusedRows", len(parsed.refused)), ("tableWarnings", parsed.warnings)):
+    if parsed.mnnvl.enabled is not None:
+        status["mnnvl"] = parsed.mnnvl.enabled
+    for key, value in (("fabricNotReady", parsed.mnnvl.not_ready_hosts()), ("measuredTest", parsed.measured),
+                       ("otherTests", parsed.others), ("refusedRows", len(parsed.refused)),
+                       ("tableWarnings", parsed.warnings)):
         if value:
             status[key] = value
     if parsed.refused:

@@ -102,14 +102,15 @@ def _own_bandwidth(job: Obj, measurements: list[Obj]) -> list[Obj]:
 
 
 def _wrong_network(job: Obj, measurements: list[Obj]) -> tuple[bool, str, str] | None:
-    """Ours: a group whose final bandwidth log shows another network than its platform's fails, whatever its
-    figures (a fallback to TCP may still pass a low threshold); the check waits for that final read."""
-    family = (meta(job).get("annotations") or {}).get(ANNOTATION_EXPECTED_NETWORK)
-    if not family:
+    """Ours: a group whose final bandwidth log shows another network than its platform's, or no MNNVL inside a
+    GB200/GB300 clique, fails whatever its figures (a fallback may still pass a low threshold); the check waits
+    for that final read."""
+    wanted = network.parse((meta(job).get("annotations") or {}).get(ANNOTATION_EXPECTED_NETWORK))
+    if not wanted:
         return None
     for bm in _own_bandwidth(job, measurements):
         if job_measurements.final(bm):
-            why = network.mismatch(family, (bm.get("status") or {}).get("transport") or [])
+            why = next((w for f in wanted if (w := network.mismatch(f, bm.get("status") or {}))), None)
             return (True, TRANSPORT_MISMATCH, why) if why else None
     return None
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from .launcher_prefix import split_prefix
 from .log_lines import LogProfileError, compile_regex, go_float, lines
+from .nccl_mnnvl import Mnnvl
 from .nccl_tables import COLLECTIVES, Row, Table, avg_bus, binary_named, fits, header_columns, propose
 
 RESULT_GROUPS = ("size", "algBW", "busBW")
@@ -37,6 +38,8 @@ class NcclParse:
     """(line, why) of the measured test's rows that were not counted."""
     warnings: list[str] = field(default_factory=list)
     """What the measured test's tables say against their rows (a `# Avg bus bandwidth` that disagrees)."""
+    mnnvl: Mnnvl = field(default_factory=Mnnvl)
+    """What the NCCL INFO lines said of multi-node NVLink."""
 
 
 def strip_prefix(line: str) -> str:
@@ -92,9 +95,11 @@ class NcclParser:
         streams: dict[str, _Stream] = {}
         tables: list[Table] = []
         transports: set[str] = set()
+        mnnvl = Mnnvl()
         for raw in lines(text):
             key, line = split_prefix(strip_prefix(raw))
             stream = streams.setdefault(key, _Stream())
+            mnnvl.read(line)
             found = self.transport.search(line) if self.transport else None
             if found and (found["transport"] or "").strip():
                 transports.add(found["transport"].strip())
@@ -109,7 +114,9 @@ class NcclParser:
                 _read_other(stream, line, tables)
         for table in tables:
             table.finish()
-        return _select(tables, test_type, sorted(transports))
+        parsed = _select(tables, test_type, sorted(transports))
+        parsed.mnnvl = mnnvl
+        return parsed
 
 
 def _read_other(stream: _Stream, line: str, tables: list[Table]) -> None:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Event, UpdateStatus
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import builtin_profile
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import bandwidth_tier as tier
+
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 NOW = datetime(2026, 3, 2, 10, 5, tzinfo=UTC)
 DONE = NOW - timedelta(seconds=20)
@@ -219,3 +222,13 @@ def test_a_complete_measurement_is_left_alone():
     done = measurement({"conditions": [{"type": "Complete", "status": "True", "reason": "JobSucceeded"}]})
     step = tier.reconcile(world(done, job("Succeeded"), pod("Succeeded")))
     assert step.step.terminal and step.step.actions == [] and step.read is None
+
+
+def test_the_final_read_records_whether_mnnvl_was_on_and_whose_fabric_was_not_ready():
+    log = (DATA / "nccl_logs" / "t28-v2.19.1-gb200-fabric-not-ready-mnnvl-off.log").read_text()
+    status = final_status(log)
+    assert (status["transport"], status["mnnvl"], status["fabricNotReady"]) == (
+        ["IB"], False, ["gb200-r03-t02 (fabric state 1: not started)"])
+    on = final_status((DATA / "nccl_logs" / "t21-v2.19.1-gb200-mnnvl-nvls.log").read_text())
+    assert on["mnnvl"] is True and "fabricNotReady" not in on
+    assert "mnnvl" not in final_status(OLD_TABLE)   # no NCCL INFO lines: nothing said

@@ -153,9 +153,10 @@ def test_a_bandwidth_measurement_that_refused_its_rows_fails_the_thresholds_at_o
     assert cond is None
 
 
-def on_network(transports: list, family: str = "efa", bus: str = "847.12"):
+def on_network(transports: list, family: str = "efa", bus: str = "847.12", **seen):
     measurement = bandwidth(bus)
     measurement["status"]["transport"] = transports
+    measurement["status"].update(seen)
     j = job({"busBandwidthGBps": "value >= 100.0"})
     j["metadata"]["annotations"]["cre.certification/expected-network"] = family
     step = job_tier.reconcile(JobWorld(j, measurements=[measurement], now=SUCCEEDED_AT + timedelta(seconds=5)))
@@ -175,4 +176,18 @@ def test_a_group_that_ran_over_another_network_fails_whatever_its_figures():
 @pytest.mark.parametrize("transports", [["AWS Libfabric"], []])
 def test_the_expected_network_or_none_named_leaves_the_thresholds_to_judge(transports):
     cond, _status = on_network(transports)
+    assert (cond["status"], cond["reason"]) == ("False", "ThresholdsMet")
+
+
+def test_a_gb200_group_inside_a_clique_without_mnnvl_fails_naming_the_host_whose_fabric_was_not_ready():
+    cond, status = on_network(["IB"], "ib,mnnvl", mnnvl=False, fabricNotReady=["w-1 (fabric state 1: not started)"])
+    assert (cond["status"], cond["reason"]) == ("True", "TransportMismatch")
+    assert "with MNNVL 0 where NVLink across the clique (MNNVL) was expected; GPU fabric not ready on w-1" in (
+        cond["message"])
+    assert {n["reason"] for n in status["failedNodes"]} == {"TransportMismatch"}
+
+
+@pytest.mark.parametrize("seen", [{"mnnvl": True}, {}])
+def test_mnnvl_on_or_not_told_leaves_the_thresholds_to_judge(seen):
+    cond, _status = on_network(["IB"], "ib,mnnvl", **seen)
     assert (cond["status"], cond["reason"]) == ("False", "ThresholdsMet")

@@ -51,7 +51,11 @@ def test_log_read_as_expected(log: Path):
         assert (top.bus_bw, top.size) == (test["max_oop_busbw"], test["max_oop_busbw_size"])
         averages = {t.avg_bus for t in parsed.tables if t.rows and t.rows[0] in rows}
         assert averages == {test["avg_bus_bandwidth"]}
-    assert PARSER.parse(text).transports == sorted(expect["transports"])
+    whole = PARSER.parse(text)
+    assert whole.transports == sorted(expect["transports"])
+    # MNNVL: True/False where the log's NCCL INFO lines say, None (absent) where they do not.
+    assert (whole.mnnvl.enabled, whole.mnnvl.not_ready_hosts()) == (
+        expect.get("mnnvl"), expect.get("fabric_not_ready", []))
     if "refused" in expect:
         refused = [r for t in PARSER.parse(text).tables for r in t.refused]
         assert len(refused) == expect["refused"], refused

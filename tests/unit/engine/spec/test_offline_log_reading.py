@@ -64,3 +64,14 @@ def test_bad_inputs_are_refused():
         check_log("", builtin_profile("nccl-bandwidth"), thresholds={"speed": "value > 1"})
     with pytest.raises(LogProfileError, match="neither a bandwidthResult nor a trainingStep"):
         check_log("", {"metadata": {"name": "x"}, "spec": {"patterns": {}}})
+
+
+def test_a_gb200_log_says_mnnvl_was_off_and_whose_fabric_was_not_ready():
+    logs = Path(__file__).parents[1] / "data" / "nccl_logs"
+    off = check_log((logs / "t28-v2.19.1-gb200-fabric-not-ready-mnnvl-off.log").read_text(),
+                    builtin_profile("nccl-bandwidth"), "all_reduce")
+    assert (off["transports"], off["mnnvl"], off["fabric_not_ready"]) == (
+        ["IB"], False, ["gb200-r03-t02 (fabric state 1: not started)"])
+    on = check_log((logs / "t21-v2.19.1-gb200-mnnvl-nvls.log").read_text(), builtin_profile("nccl-bandwidth"),
+                   "all_reduce")
+    assert (on["mnnvl"], on["fabric_not_ready"]) == (True, [])
