@@ -35,6 +35,7 @@ def context(tmp_path_factory) -> Path:
                            "--context", str(tree / "context"), "--output-filename", "Containerfile"],
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "outdated base image" not in proc.stdout + proc.stderr   # builder's default base is not used
     return tree / "context"
 
 
@@ -49,6 +50,7 @@ def test_build_context_holds_the_collection_and_its_requirements(context: Path) 
     containerfile = (context / "Containerfile").read_text()
     assert "ansible-galaxy collection install $ANSIBLE_GALAXY_CLI_COLLECTION_OPTS -r requirements.yml" in containerfile
     assert 'ANSIBLE_INSTALL_REFS="ansible-core>=2.19.0,<2.20 ansible-runner>=2.4,<3"' in containerfile
+    assert 'ARG EE_BASE_IMAGE="quay.io/centos/centos:stream9"' in containerfile   # a maintained EL9 base
 
 
 def test_runtime_requirement_matches_the_ee_ansible_core() -> None:
