@@ -84,7 +84,9 @@ attributes:
   check_mode:
     support: full
   diff_mode:
-    support: none
+    support: full
+    details: With C(--diff), the Certification and its Workflows before the run and after it; in check mode, the
+      Certification and the Workflows the run would create.
   idempotent:
     support: partial
     details: Over a finished Certification a second run changes nothing; a run that stopped at O(timeout)
@@ -108,6 +110,16 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+diff:
+  description:
+    - With C(--diff), the Certification and each Workflow that changed (or, in check mode, would be created), as
+      Ansible shows a diff (kubernetes.core.k8s's way) - C(before) and C(after) are the object without the server's
+      bookkeeping (managedFields, resourceVersion, uid...), C({}) where it does not exist.
+  returned: diff mode
+  type: list
+  elements: dict
+  sample: [{before_header: "Certification nvcre/gpu-cert (absent)", before: {},
+            after_header: "Certification nvcre/gpu-cert", after: {kind: Certification}}]
 name:
   description: The Certification's name.
   returned: success

@@ -42,7 +42,9 @@ attributes:
     support: full
     details: Plans the groups, Job names and nodes per Job from the live nodes and writes nothing.
   diff_mode:
-    support: none
+    support: full
+    details: With C(--diff), the Workflow before the run and after it; in check mode, as its first pass would write it (the
+      resolved spec and detection annotations over the live status).
   idempotent:
     support: partial
     details: Over a terminal Workflow a second run changes nothing; a run that stopped at O(timeout) or
@@ -64,6 +66,16 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+diff:
+  description:
+    - With C(--diff), the Workflow, when it changed (or, in check mode, would), as Ansible shows a diff
+      (kubernetes.core.k8s's way) - C(before) and C(after) are the object without the server's
+      bookkeeping (managedFields, resourceVersion, uid...), C({}) where it does not exist.
+  returned: diff mode
+  type: list
+  elements: dict
+  sample: [{before_header: "Workflow nvcre/gpu-cert-nccl-all-reduce", before: {kind: Workflow},
+            after_header: "Workflow nvcre/gpu-cert-nccl-all-reduce", after: {kind: Workflow, status: {}}}]
 phase:
   description: C(Succeeded), C(Failed) or C(InProgress) (timed out or stopped at O(until_iteration)).
   returned: outside check mode

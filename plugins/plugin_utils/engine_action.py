@@ -156,8 +156,9 @@ class EngineAction(ActionBase):
         display.display(f"[{self.host}] {line}" if self.host else line)
 
     def run_options(self, args: dict[str, Any]) -> RunOptions:
-        """The shared run options (timeout, poll_interval, heartbeat) with this task's check mode and Ansible's
-        display."""
+        """The shared run options (timeout, poll_interval, heartbeat) with this task's check and diff modes and
+        Ansible's display."""
         return RunOptions(timeout=args["timeout"], poll_interval=args["poll_interval"], heartbeat=args["heartbeat"],
-                          check_mode=bool(self._task.check_mode), progress=self.show, trace=display.v,
+                          check_mode=bool(self._task.check_mode), diff=bool(self._task.diff), progress=self.show,
+                          trace=display.v,
                           alive=caller_alive(), warn=display.warning)

@@ -93,4 +93,4 @@ def test_a_gb200_group_without_mnnvl_fails_naming_the_host_whose_fabric_was_not_
                         r"GPU fabric \(nvidia-smi -q, Fabric State\) and the group's ComputeDomain, or set the "
                         r"category option checkTransport: false", message), message
     statuses = [m["status"] for m in items(gb200, ns, NVCRE, "bandwidthmeasurements")]
-    assert sorted(s["mnnvl"] for s in statuses) == [False, True, True, True], statuses
+    assert [(s["mnnvl"], len(s["fabricNotReady"])) for s in statuses if not s.get("mnnvl", True)] == [(False, 1)]

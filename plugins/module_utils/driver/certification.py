@@ -17,7 +17,7 @@ from ..engine.api.vocabulary import API_VERSION, LABEL_CERTIFICATION, WORKFLOW
 from ..engine.plan import category_detect, detect
 from ..engine.reconcile import certification_tier as tier
 from ..kube.rest import ApiException, Kube
-from . import execute
+from . import diff, execute
 from .options import RunOptions
 from .preflight import preflight
 from .results import category_data
@@ -71,7 +71,26 @@ class CertificationRun:
                                                   category_detect.TCPXO_INSTALLER_SELECTOR)
         return world
 
+    def objects(self) -> dict[str, Obj | None]:
+        """The Certification (None when missing) and its Workflows, live, for --diff."""
+        cert = self.kube.get(Ref.of(self.desired))
+        listed = self.kube.list(API_VERSION, WORKFLOW, self.namespace,
+                                f"{LABEL_CERTIFICATION}={self.desired['metadata']['name']}")
+        return {diff.key(self.desired): cert, **{diff.key(w): w for w in listed}}
+
     def run(self) -> Obj:
+        """Drive the Certification; with --diff the result also says what changed (or would)."""
+        before = self.objects() if self.options.diff else {}
+        result = self._run()
+        if self.options.diff:
+            after = dict(before) if self.options.check_mode else self.objects()
+            if self.options.check_mode:
+                after[diff.key(self.desired)] = after.get(diff.key(self.desired)) or self.desired
+                after.update((diff.key(p["workflow"]), p["workflow"]) for p in result.get("plan") or [])
+            result["diff"] = diff.entries(before, after)
+        return result
+
+    def _run(self) -> Obj:
         options = self.options
         deadline = time.monotonic() + options.timeout
         cert = self.certification(self.desired)
@@ -111,7 +130,8 @@ class CertificationRun:
                     return self.result(self.observe(cert, False), True)
                 time.sleep(options.poll_interval)
                 continue
-            left = dataclasses.replace(options, timeout=max(deadline - time.monotonic(), 1), check_mode=False)
+            left = dataclasses.replace(options, timeout=max(deadline - time.monotonic(), 1), check_mode=False,
+                                       diff=False)
             driven = run_workflow(self.kube, self.namespace, step.drive, left, preflighted=True)
             self.changed |= bool(driven.get("changed"))
             timed_out = bool(driven.get("timed_out"))

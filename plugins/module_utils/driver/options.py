@@ -24,6 +24,7 @@ class RunOptions:
     poll_interval: float = 2.0
     heartbeat: float = 300  # seconds without a progress line before a heartbeat line
     check_mode: bool = False
+    diff: bool = False  # Ansible's --diff: the result carries the objects' before and after
     progress: Callable[[str], None] = _quiet
     trace: Callable[[str], None] | None = None
     alive: Callable[[], bool] | None = None  # asked before every write; False stops the run (the caller is gone)

@@ -32,7 +32,7 @@ from ..engine.plan import detect, render
 from ..engine.reconcile import attribution, job_tier, job_validation, node_results, status, workflow_tier
 from ..engine.reconcile.world import JobWorld, WorkflowWorld
 from ..kube.rest import ApiException, Kube
-from . import execute, measurements, volumes
+from . import diff, execute, measurements, volumes
 from .errors import DriverError
 from .heartbeat import Heartbeat, heartbeat_line
 from .observe import Observer
@@ -230,7 +230,7 @@ class Driver:
     def plan(self) -> dict[str, Any]:
         """Check mode: what the run would create, from the live nodes; nothing is written."""
         rendered = render.render(self.workflow(), self.kube.list("v1", "Node"))
-        return {"plan": rendered.plan, "failure": rendered.failure}
+        return {"plan": rendered.plan, "failure": rendered.failure, "workflow": rendered.workflow}
 
     def run(self, until_iteration: int | None = None) -> dict[str, Any]:
         """Drive the Workflow until it ends (or iteration `until_iteration` completes), or the options' timeout."""
@@ -461,9 +461,18 @@ def run_workflow(kube: Kube, namespace: str, name: str, options: RunOptions, unt
     if not preflighted:
         preflight(kube, namespace, f"Workflow {namespace}/{name}")
     driver = Driver(kube, namespace, name, options)
+    before = driver.workflow() if options.diff else None
     if options.check_mode:
         planned = driver.plan()
         if planned["failure"]:
             raise planned["failure"]
-        return {"changed": False, "plan": planned["plan"]}
-    return driver.run(until_iteration)
+        result = {"changed": False, "plan": planned["plan"]}
+        # What the run would write first: the resolved spec and its detection annotations, over the live status.
+        after = {**planned["workflow"], "status": (before or {}).get("status")} if before and not terminal(before) \
+            else before
+    else:
+        result = driver.run(until_iteration)
+        after = kube.get(Ref(API_VERSION, WORKFLOW, namespace, name)) if options.diff else None
+    if options.diff and before is not None:
+        result["diff"] = diff.entries({diff.key(before): before}, {diff.key(before): after})
+    return result
