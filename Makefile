@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LINK := .collections/ansible_collections/cre/certification
 
-.PHONY: setup chromium sim-build test unit integration molecule sanity lint typecheck demo bench clean
+.PHONY: setup chromium sim-build test unit integration molecule sanity lint docs-lint typecheck demo bench clean
 
 setup: $(STAMP) $(LINK) chromium
 
@@ -44,12 +44,15 @@ lint: setup
 	$(BIN)/ansible-lint --profile production
 	$(BIN)/ruff check .
 
+docs-lint: setup
+	bash tests/docs_lint.sh
+
 # mypy reads the collection through its ansible_collections path, as Ansible imports it.
 typecheck: setup
 	cd .collections && ../$(BIN)/mypy -p ansible_collections.cre.certification.plugins
 
 # Two lanes side by side (tests/suite.py): the cluster tests on parallel workers; beside them mypy, the unit
-# tests, sanity, lint and molecule. Ends with each stage's time, the slowest tests and the total.
+# tests, sanity, lint, the docs lint and molecule. Ends with each stage's time, the slowest tests and the total.
 test: setup sim-build
 	$(BIN)/python tests/suite.py
 

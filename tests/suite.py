@@ -1,9 +1,10 @@
 """`make test`: every stage, in two lanes side by side, then each stage's time, the slowest tests and one total.
 
 The cluster lane (the integration tests on simulated clusters) mostly waits on the simulator; the checks lane (mypy,
-unit tests, ansible-test sanity, ansible-lint and ruff, then the molecule scenario) mostly needs CPU. Run one after the other they
-took an hour on two cores; beside each other the checks fit in the integration tests' waits. Each stage's output
-is kept whole in tests/output/stages/<stage>.log and printed when the stage ends, so lanes never interleave lines.
+unit tests, ansible-test sanity, ansible-lint and ruff, the docs lint, then the molecule scenario) mostly needs CPU.
+Run one after the other they took an hour on two cores; beside each other the checks fit in the integration tests'
+waits. Each stage's output is kept whole in tests/output/stages/<stage>.log and printed when the stage ends, so
+lanes never interleave lines.
 """
 from __future__ import annotations
 
@@ -50,7 +51,8 @@ LANES = {
     "cluster": [pytest("integration", "tests/integration", "-n", WORKERS, "--dist", "loadfile",
                        f"--durations={SLOWEST}")],
     "checks": [Stage("typecheck", [*MAKE, "typecheck"]), pytest("unit", "tests/unit"),
-               Stage("sanity", [*MAKE, "sanity"]), Stage("lint", [*MAKE, "lint"]), Stage("molecule", [*MAKE, "molecule"])],
+               Stage("sanity", [*MAKE, "sanity"]), Stage("lint", [*MAKE, "lint"]), Stage("docs", [*MAKE, "docs-lint"]),
+               Stage("molecule", [*MAKE, "molecule"])],
 }
 _print_lock = threading.Lock()
 

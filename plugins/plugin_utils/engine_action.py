@@ -3,6 +3,7 @@ engine or a driver on the controller, and turn every deliberate error into a fai
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from abc import abstractmethod
 from collections.abc import Callable, Iterator
@@ -10,10 +11,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from ansible.errors import AnsibleActionFail, AnsibleError
+from ansible.module_utils.basic import missing_required_lib
 from ansible.module_utils.common.parameters import remove_values
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
+from ansible_collections.cre.certification.plugins.module_utils import requirements
 from ansible_collections.cre.certification.plugins.module_utils.driver.errors import Abandoned, DriverError
 from ansible_collections.cre.certification.plugins.module_utils.driver.execute import status_message
 from ansible_collections.cre.certification.plugins.module_utils.driver.options import RunOptions
@@ -123,6 +126,12 @@ class EngineAction(ActionBase):
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
         self.host = str((task_vars or {}).get("inventory_hostname", ""))
+        if absent := requirements.missing():
+            # The controller runs the engine: its Python needs the collection's requirements.txt.
+            return {**result, "failed": True, "msg": missing_required_lib(
+                ", ".join(absent), reason=f"by {self._task.action}, which runs on the controller (install the "
+                                          f"collection's requirements.txt: {sys.executable} -m pip install -r "
+                                          "requirements.txt)")}
         try:
             validation, args = self.validate_argument_spec(**self.SPEC)
         except AnsibleActionFail as exc:

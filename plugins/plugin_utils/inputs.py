@@ -10,8 +10,6 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import BaseModel
-
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries
 from ansible_collections.cre.certification.plugins.module_utils.engine.models.certification import (
@@ -28,6 +26,7 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.models.co
     TargetSpec,
 )
 from ansible_collections.cre.certification.plugins.module_utils.engine.models.gang import GangSchedulerSpec
+from ansible_collections.cre.certification.plugins.module_utils.engine.models.pydantic_api import BaseModel
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")

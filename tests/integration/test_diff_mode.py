@@ -33,8 +33,8 @@ def playbook(tmp_path: Path, task: dict, *flags: str) -> str:
     return proc.stdout
 
 
-def test_check_diff_shows_what_would_be_created_and_diff_what_changed(sim, crds, namespace: str,
-                                                                        tmp_path: Path) -> None:
+def test_check_diff_shows_what_would_be_created_and_diff_what_changed(
+        sim, crds, namespace: str, tmp_path: Path) -> None:
     run = {"kubeconfig": str(sim.kubeconfig), "name": "diff", "namespace": namespace, "categories": [CATEGORY],
            "poll_interval": 0.5, "timeout": 240}
     planned = playbook(tmp_path, {"cre.certification.certification_run": run}, "--check", "--diff")

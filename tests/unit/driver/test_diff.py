@@ -27,6 +27,6 @@ def test_only_what_changed_beyond_bookkeeping_is_shown():
     assert diff.entries({"Workflow ns/w": old}, {"Workflow ns/w": same}) == []
     changed = diff.entries({"Workflow ns/w": old}, {"Workflow ns/w": new, "Workflow ns/x": obj("Workflow", "x")})
     assert [e["after_header"] for e in changed] == ["Workflow ns/w", "Workflow ns/x"]
-    assert (changed[0]["before"]["status"], changed[0]["after"]["status"]) == ({"phase": "Pending"},
-                                                                              {"phase": "Succeeded"})
+    before, after = changed[0]["before"]["status"], changed[0]["after"]["status"]
+    assert (before, after) == ({"phase": "Pending"}, {"phase": "Succeeded"})
     assert diff.key(new) == "Workflow ns/w" and "uid" in new["metadata"]   # the caller's object is left alone

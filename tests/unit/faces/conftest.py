@@ -12,7 +12,7 @@ from ansible.parsing.dataloader import DataLoader
 def run_action(name: str, args: dict[str, Any], check_mode: bool = False) -> dict[str, Any]:
     """The task result of `cre.certification.<name>` with `args` (paths should be absolute)."""
     module = importlib.import_module(f"ansible_collections.cre.certification.plugins.action.{name}")
-    task = SimpleNamespace(args=dict(args), async_val=0, check_mode=check_mode, action=f"cre.certification.{name}")
+    task = SimpleNamespace(args=dict(args), async_val=0, check_mode=check_mode, diff=False, action=f"cre.certification.{name}")
     connection = SimpleNamespace(_shell=SimpleNamespace(tmpdir="/nonexistent"))  # no remote tmp dir needed
     action = module.ActionModule(task, connection, play_context=None, loader=DataLoader(), templar=None,
                                  shared_loader_obj=None)

@@ -10,7 +10,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
+try:
+    import yaml
+except ImportError:  # requirements.py: no face runs without it
+    from ...requirements import ABSENT as yaml  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parents[4] / "logprofiles"
 

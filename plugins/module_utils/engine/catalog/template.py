@@ -25,7 +25,10 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-import yaml
+try:
+    import yaml
+except ImportError:  # requirements.py: no face runs without it
+    from ...requirements import ABSENT as yaml  # type: ignore[no-redef]
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\|\s*str\s*)?\}\}")
 

@@ -4,9 +4,6 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, model_validator
-from pydantic.config import JsonValue
-
 from ..api.objects import quantity
 from .common import (
     QUALIFIED_NAME,
@@ -25,6 +22,7 @@ from .common import (
     fail,
 )
 from .gang import GangSchedulerSpec
+from .pydantic_api import AfterValidator, ConfigDict, Field, JsonValue, StringConstraints, model_validator
 
 # Go-style duration restricted to h/m/s/ms, as the Certification CRD accepts it.
 ShortDuration = Annotated[str, StringConstraints(pattern=r"^([0-9]+(h|m|s|ms))+$")]

@@ -10,22 +10,21 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import (
+from ..api.vocabulary import LABEL_MANAGED_BY, RESERVED_LABEL_PREFIX
+from .pydantic_api import (
     AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
+    JsonDict,
     PlainValidator,
+    PydanticCustomError,
     SerializerFunctionWrapHandler,
     StringConstraints,
     WithJsonSchema,
     model_serializer,
+    to_camel,
 )
-from pydantic.alias_generators import to_camel
-from pydantic.config import JsonDict
-from pydantic_core import PydanticCustomError
-
-from ..api.vocabulary import LABEL_MANAGED_BY, RESERVED_LABEL_PREFIX
 
 # The models' `apiVersion` type. Spelled out because a type checker accepts only a literal inside Literal[...];
 # a unit test holds it equal to the vocabulary's API_VERSION.

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-import yaml
-from pydantic import BaseModel
+try:
+    import yaml
+except ImportError:  # requirements.py: no face runs without it
+    from ...requirements import ABSENT as yaml  # type: ignore[no-redef]
 
 from . import GROUP, KINDS, VERSION
+from .pydantic_api import BaseModel
 
 # Keys of JSON schema we drop: pydantic bookkeeping with no Kubernetes meaning.
 _DROP = {"title", "$defs"}

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, Field, StringConstraints
-
 from .common import (
     LABEL_MANAGED_BY,
     QUALIFIED_NAME,
@@ -16,6 +14,7 @@ from .common import (
     fail,
     reserved_key,
 )
+from .pydantic_api import AfterValidator, Field, StringConstraints
 
 # Applied in code when the field is absent (not CRD defaults).
 DEFAULT_QUEUE = "default-queue"

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, StringConstraints, model_validator
-
 from .common import (
     VALIDATIONS,
     AnyObject,
@@ -25,6 +23,7 @@ from .common import (
     immutable,
     list_map,
 )
+from .pydantic_api import ConfigDict, Field, StringConstraints, model_validator
 
 # Applied by the Job controller when the field is absent (not CRD defaults).
 DEFAULT_STARTUP_STALL_TIMEOUT_SECONDS = 1200

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
-
 from .common import (
     ApiVersion,
     Conditions,
@@ -20,6 +18,7 @@ from .common import (
     ObjectMeta,
     Timestamp,
 )
+from .pydantic_api import Field
 
 # Applied by the measurement passes when spec.sampleInterval is absent (not a CRD default).
 DEFAULT_SAMPLE_INTERVAL = "60s"

@@ -4,9 +4,8 @@ from __future__ import annotations
 import re
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
-
 from ..api.errors import InputError
+from .pydantic_api import BaseModel, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, model_validator
-
 from .common import (
     PRESERVE,
     AnyJSON,
@@ -27,6 +25,7 @@ from .common import (
 )
 from .gang import GangSchedulerSpec
 from .job import JobSpec
+from .pydantic_api import ConfigDict, Field, model_validator
 
 Placement = Literal["Pinned", "Unpinned"]
 GroupPhase = Literal["Pending", "Running", "Succeeded", "Failed"]

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# antsibull-docs lint-collection-docs over the collection: every plugin's and role's documentation rendered and
+# checked (markup, references to our modules and to kubernetes.core's), and the extra docs (docs/docsite).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# kubernetes.core, our dependency, comes with the PyPI ansible bundle inside .venv. antsibull-docs copies a
+# dependency that sits inside a git checkout by its tracked files only (none, under the ignored .venv): give it
+# a plain copy outside the checkout, found first.
+bundle=$("$ROOT/.venv/bin/python" -c 'import ansible_collections; print(list(ansible_collections.__path__)[0])')
+mkdir -p "$work/ansible_collections/kubernetes"
+cp -r "$bundle/kubernetes/core" "$work/ansible_collections/kubernetes/core"
+cd "$ROOT"
+ANSIBLE_COLLECTIONS_PATH="$work" PATH="$ROOT/.venv/bin:$PATH" \
+  antsibull-docs lint-collection-docs --plugin-docs --check-extra-docs-refs --validate-collection-refs dependent .
