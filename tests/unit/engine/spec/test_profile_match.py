@@ -8,6 +8,7 @@ import pytest
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import builtin_profiles
 from ansible_collections.cre.certification.plugins.module_utils.engine.spec.log_lines import LogProfileError
 from ansible_collections.cre.certification.plugins.module_utils.engine.spec.profile_match import step_matches
+from tests.log_files import text
 
 DATA = Path(__file__).parents[1] / "data"
 NONE = {"megatron-bridge": 0, "megatron-training": 0, "nccl-bandwidth": 0, "nccl-loopback": 0,
@@ -26,12 +27,12 @@ def profile(name: str, regex: str | None) -> dict:
     ("training_logs/mlm-2023-no-timestamp.log", {"megatron-bridge": 4, "megatron-training": 4}),
     # every draw that shows a step, redraws too: 1 at count 1, 2 at each count 2 to 12, 1 after the validation
     # + 2 at the end (epoch end, close)
-    ("training_logs/nemo1-progress-bar.log", {"nemo-1-training": 26}),
+    ("training_logs/nemo1-progress-bar.log.gz", {"nemo-1-training": 26}),
     ("training_logs/nemo2-printer-interval-no-loss.log", {"nemo-4-training": 3}),
     ("logs/nccl-all-reduce.log", {}),
 ])
 def test_which_builtin_reads_a_log(log, matched):
-    counts = step_matches((DATA / log).read_bytes().decode("utf-8"), builtin_profiles())
+    counts = step_matches(text(DATA / log), builtin_profiles())
     assert list(counts) == sorted(NONE)  # one per profile, in the order given
     assert counts == {**NONE, **matched}
 

@@ -18,6 +18,7 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.spec.good
     GoodputWindow,
     Step,
 )
+from tests.log_files import text
 
 DATA = Path(__file__).parents[1] / "data"
 HAND = DATA / "training_logs"
@@ -32,11 +33,6 @@ FORMAT_PROFILES = {"megatron-lm": ["megatron-bridge", "megatron-training"], "nem
 
 def log_format(expect: dict[str, Any]) -> str:
     return str(expect["format"]).split()[0]
-
-
-def text(path: Path) -> str:
-    """The log as the API returns it: no newline translation (a progress bar's carriage returns stay)."""
-    return path.read_bytes().decode("utf-8")
 
 
 def profile(name: str) -> dict[str, Any]:
