@@ -13,6 +13,7 @@ from kubernetes import client, watch
 
 POLL_SECONDS = 0.1  # a pod runs at least a second: every pod is seen
 TRAINER = ("trainer.kubeflow.org", "v1alpha1")
+JOB_LABEL = "nvcre.nvidia.com/job"   # on every pod of an NVCRE Job's workload
 
 
 @dataclass
@@ -26,6 +27,8 @@ class Seen:
     phases: dict[str, set[str]] = field(default_factory=dict)
     exits: dict[str, set[str]] = field(default_factory=dict)
     trainjobs: dict[str, set[str]] = field(default_factory=dict)
+    most_running: int = 0
+    """The most NVCRE Jobs' pods seen Running at one look."""
 
     def add(self, pod: client.V1Pod) -> None:
         name = pod.metadata.name
@@ -58,8 +61,11 @@ def watching(api: client.ApiClient, namespace: str) -> Iterator[Seen]:
 
     def look() -> None:
         while not stop.is_set():
-            for pod in core.list_namespaced_pod(namespace).items:
+            pods = core.list_namespaced_pod(namespace).items
+            for pod in pods:
                 seen.add(pod)
+            seen.most_running = max(seen.most_running, sum(p.status.phase == "Running" and JOB_LABEL in (
+                p.metadata.labels or {}) for p in pods))
             time.sleep(POLL_SECONDS)
 
     def follow_trainjobs() -> None:

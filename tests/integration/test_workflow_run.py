@@ -170,3 +170,20 @@ def test_refuses_when_a_resident_nvcre_controller_runs(e2e: Sim) -> None:
     assert result["msg"].startswith(f"refusing to drive Workflow {ns}/nccl-test: a resident NVCRE controller holds "
                                     f"the leader lease {ns}/nvcre-controller-manager.nvcre.nvidia.com")
     assert "status" not in stored(e2e, ns) and items(e2e, ns, NVCRE, "jobs") == []
+
+
+def test_gb200_one_node_groups_each_wait_for_their_own_compute_domain_and_run_at_once(e2e: Sim) -> None:
+    """Every group's ComputeDomain goes out in one pass and each Job as soon as its own is there (issue 22): the
+    8 loopback groups of a GB200 certification all run at the same moment, none held back by another's."""
+    ns = "gb200-launch"
+    client.CoreV1Api(e2e.api).create_namespace({"metadata": {"name": ns}})
+    cluster.pod_duration(e2e.name, ns, 6000)
+    with watching(e2e.api, ns) as seen:
+        rc, result = ansible_module("certification_run", {
+            "kubeconfig": str(e2e.kubeconfig), "name": "launch", "namespace": ns,
+            "categories": [{"domain": "communication", "variant": "nccl-loopback",
+                            "options": {"testScale": "intra-node"}}],
+            "target": {"nodeNames": nodes(*range(8))}, "poll_interval": 0.5, "timeout": 240}, timeout=300)
+    assert rc == 0 and result["phase"] == "Succeeded", result
+    assert len(items(e2e, ns, NVCRE, "jobs")) == 8
+    assert seen.most_running == 8, seen.most_running
