@@ -102,18 +102,20 @@ def brief_mnnvl_lines(processes: list[Process], mnnvl: bool) -> list[tuple[Proce
 
 def comm_lines(processes: list[Process], mnnvl: bool) -> list[tuple[Process, str]]:
     """Each rank's communicator line: its node count, its node's ranks and whether MNNVL is on."""
-    nodes = len({p.host for p in processes})
-    local = {host: sum(p.gpus for p in processes if p.host == host) for host in {p.host for p in processes}}
-    return _comm_lines(processes, "comm {comm} rank {rank} nRanks {ranks} nNodes " + str(nodes) + " localRanks "
-                                  "{local} localRank {dev} MNNVL " + str(int(mnnvl)), local)
+    return _comm_lines(processes, "comm {comm} rank {rank} nRanks {ranks} nNodes {nodes} localRanks {local} "
+                                  "localRank {dev} MNNVL {mnnvl}", mnnvl=int(mnnvl))
 
 
 def destroy_lines(processes: list[Process]) -> list[tuple[Process, str]]:
     return _comm_lines(processes, "comm {comm} rank {rank} nranks {ranks} cudaDev {dev} busId {bus} - Destroy COMPLETE")
 
 
-def _comm_lines(processes: list[Process], text: str, local: dict[str, int] | None = None) -> list[tuple[Process, str]]:
+def _comm_lines(processes: list[Process], text: str, **fields: object) -> list[tuple[Process, str]]:
+    """`text` per rank, formatted with the rank's figures (and `fields`): its node's ranks are `local`."""
     ranks = sum(p.gpus for p in processes)
+    local = dict.fromkeys((p.host for p in processes), 0)
+    for p in processes:
+        local[p.host] += p.gpus
     comm_id = f"0x{zlib.crc32(processes[0].host.encode()):08x}{ranks:08x}"
     out = []
     for process in processes:
@@ -122,5 +124,5 @@ def _comm_lines(processes: list[Process], text: str, local: dict[str, int] | Non
             out.append((process, process.prefix(gpu) + text.format(
                 comm=f"0x{0x55d0c3a00000 + 0x10000 * rank:x}", rank=rank, ranks=ranks, dev=dev,
                 bus=BUS_IDS[dev % len(BUS_IDS)], comm_id=comm_id, clique=(process.fabric or (0, 0))[0],
-                local=(local or {}).get(process.host, process.gpus))))
+                local=local[process.host], nodes=len(local), **fields)))
     return out

@@ -31,7 +31,7 @@ from kubernetes import client
 from . import containers, nccl_output, profiles
 from .cache import Cache
 from .log_style import DEFAULT, Source, Style
-from .nccl_info import Process
+from .nccl_info import FABRIC_COMPLETED, Process
 
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 FACTOR_ANNOTATION = "sim.cre.certification/bandwidth-factor"
@@ -123,7 +123,7 @@ def mnnvl_setting(group: list[Obj]) -> str | None:
 
 def fabric_state(node: Obj) -> int:
     """The node's GPU fabric state as NVML reports it (3: completed, unless a `fabric` fault says otherwise)."""
-    return int(_annotation(node, FABRIC_ANNOTATION) or 3)
+    return int(_annotation(node, FABRIC_ANNOTATION) or FABRIC_COMPLETED)
 
 
 def over_mnnvl(gpu: profiles.Gpu, own: list[Obj], mnnvl: str | None) -> bool:
@@ -131,7 +131,7 @@ def over_mnnvl(gpu: profiles.Gpu, own: list[Obj], mnnvl: str | None) -> bool:
     pods set NCCL_MNNVL_ENABLE=0 or one node's GPU fabric is not completed (then it is silently off)."""
     cliques = {((n.get("metadata") or {}).get("labels") or {}).get(profiles.CLIQUE_LABEL) for n in own}
     return (bool(gpu.no_nvl_bus_gbps) and len(own) > 1 and mnnvl != "0" and len(cliques) == 1
-            and all(fabric_state(n) == 3 for n in own))
+            and all(fabric_state(n) == FABRIC_COMPLETED for n in own))
 
 
 def peak_bus(gpu: profiles.Gpu, own: list[Obj], loopback: bool, mnnvl: str | None, socket: bool = False) -> float:
@@ -140,7 +140,7 @@ def peak_bus(gpu: profiles.Gpu, own: list[Obj], loopback: bool, mnnvl: str | Non
     factors = [_factor(n) for n in own]
     if loopback:
         return gpu.loopback_bus_gbps * min(factors)
-    if gpu.no_nvl_bus_gbps and mnnvl != "0" and (len(own) == 1 or over_mnnvl(gpu, own, mnnvl)):
+    if over_mnnvl(gpu, own, mnnvl) or (len(own) == 1 and gpu.no_nvl_bus_gbps and mnnvl != "0"):
         nominal = gpu.nominal_bus_gbps  # over NVLink: a node's NVLink fault shows
         factors += [float(_annotation(n, NVLINK_ANNOTATION) or 1.0) for n in own]
     else:  # the network alone: GPUs without MNNVL, MNNVL off (or silently off), a group across NVLink domains
@@ -178,7 +178,7 @@ def pod_log(pod: Obj, pods: list[Obj], nodes: dict[str, Obj], now: datetime, sty
     peak = peak_bus(gpu, own_nodes, loopback, mnnvl, socket)
     out = nccl_output.Run(*run, peak, "Socket" if socket else TRANSPORT.get(platform, "IB"),
                           gpu.count * NICS_PER_GPU.get(platform, 1), processes(pod, group, own_nodes, gpu),
-                          nccl_command(pod) or [], not loopback and over_mnnvl(gpu, own_nodes, mnnvl))
+                          nccl_command(pod) or [], over_mnnvl(gpu, own_nodes, mnnvl))
     return cri(nccl_output.lines(out, style, now), now)
 
 

@@ -32,7 +32,6 @@ from ..spec import gang
 from ..spec.overrides import OverrideContext, apply_overrides, matches_when
 from . import network, placement
 
-MNNVL_ARCHITECTURES = ("gb200", "gb300")
 KAI_SCHEDULER = "kai-scheduler"
 # KAI + MPI: the launcher waits for every worker's sshd itself (240 tries × 5 s, about 20 minutes).
 WAIT_FOR_WORKERS_SCRIPT = """set -e
@@ -115,7 +114,7 @@ def build_options(spec: dict, category: dict, *, platform: str, gpu_architecture
     gpus, mlnx = entries.gpu_defaults(gpu_architecture, platform)
     options.setdefault("gpusPerNode", gpus)
     options.setdefault("mlnxPerNode", mlnx)
-    options.setdefault("enableMNNVL", gpu_architecture in MNNVL_ARCHITECTURES)
+    options.setdefault("enableMNNVL", gpu_architecture in network.MNNVL_ARCHITECTURES)
     for key, value in (detected or {}).items():
         if value:
             options.setdefault(key, value)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from .mocknodes import CLIQUE_LABEL
+
 
 class Network(NamedTuple):
     label: str                   # how a user knows it
@@ -26,7 +28,6 @@ NETWORKS = {
 
 MNNVL = "mnnvl"
 MNNVL_LABEL = "NVLink across the clique (MNNVL)"
-CLIQUE_KEY = "nvidia.com/gpu.clique"
 MNNVL_ARCHITECTURES = ("gb200", "gb300")
 
 
@@ -47,7 +48,7 @@ def families(platform: str, gpu_architecture: str, detected: dict[str, Any], top
     """What a Workflow's multi-node groups must run over: the platform's network family, and MNNVL on GB200/GB300
     when the groups are made by NVLink clique (`topology_key`)."""
     out = [family] if (family := expected(platform, gpu_architecture, detected)) else []
-    if gpu_architecture in MNNVL_ARCHITECTURES and topology_key == CLIQUE_KEY:
+    if gpu_architecture in MNNVL_ARCHITECTURES and topology_key == CLIQUE_LABEL:
         out.append(MNNVL)
     return out
 

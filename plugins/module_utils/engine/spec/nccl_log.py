@@ -114,9 +114,7 @@ class NcclParser:
                 _read_other(stream, line, tables)
         for table in tables:
             table.finish()
-        parsed = _select(tables, test_type, sorted(transports))
-        parsed.mnnvl = mnnvl
-        return parsed
+        return _select(tables, test_type, sorted(transports), mnnvl)
 
 
 def _read_other(stream: _Stream, line: str, tables: list[Table]) -> None:
@@ -146,7 +144,7 @@ def _read_other(stream: _Stream, line: str, tables: list[Table]) -> None:
         stream.ranks, stream.table = None, None
 
 
-def _select(tables: list[Table], test_type: str, transports: list[str]) -> NcclParse:
+def _select(tables: list[Table], test_type: str, transports: list[str], mnnvl: Mnnvl) -> NcclParse:
     """The tables of the test asked for: those named for its collective; else, when the log names none, every
     table. With no collective asked for and several tests in the log, none (a figure of one collective must
     never be read as another's)."""
@@ -163,7 +161,7 @@ def _select(tables: list[Table], test_type: str, transports: list[str]) -> NcclP
         chosen = [t for t in chosen if fits(t, wanted)]
     measured = chosen[0].collective or "" if chosen else ""
     return NcclParse(_one_variant(chosen), transports, tables, measured, [n for n in named if n != measured],
-                     [r for t in chosen for r in t.refused], [t.avg_problem for t in chosen if t.avg_problem])
+                     [r for t in chosen for r in t.refused], [t.avg_problem for t in chosen if t.avg_problem], mnnvl)
 
 
 def _one_variant(tables: list[Table]) -> list[NcclRow]:
