@@ -4,6 +4,8 @@ Each test runs its own Workflow in its own namespace on its own nodes of one 16-
 """
 from __future__ import annotations
 
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,7 +18,7 @@ from tools.sim import cluster
 
 from .conftest import SIM, Sim
 from .pods_seen import Seen, watching
-from .seed import NVCRE, TRAINER, items, nodes, start, stored, workflow
+from .seed import NVCRE, TRAINER, items, node_result_configmaps, nodes, start, stored, workflow
 
 pytestmark = pytest.mark.clusters(SIM)
 
@@ -187,3 +189,38 @@ def test_gb200_one_node_groups_each_wait_for_their_own_compute_domain_and_run_at
     assert rc == 0 and result["phase"] == "Succeeded", result
     assert len(items(e2e, ns, NVCRE, "jobs")) == 8
     assert seen.most_running == 8, seen.most_running
+
+
+def test_a_log_profile_created_during_the_run_is_read_from_the_watch(e2e: Sim) -> None:
+    """The run watches the LogProfiles instead of reading one per pass: a profile missing at the first sample
+    (LogProfileNotFound, requeued at the sample interval as NVCRE does) is read once it is created, and the
+    measurement ends with the table's figures; the node-result ConfigMaps, read from their own watch, hold the
+    group."""
+    profile = f"late-{datetime.now(UTC):%H%M%S%f}"
+    wf = workflow(nodes(0, 1))
+    wf["spec"]["jobTemplate"]["spec"]["bandwidthMeasurement"] = {"logProfileRef": profile, "sampleInterval": "1s"}
+    ns = start(e2e, wf)
+    cluster.pod_duration(e2e.name, ns, 8000)
+    custom = client.CustomObjectsApi(e2e.api)
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(run, e2e, ns)
+        try:
+            deadline = time.monotonic() + 120
+            while not any(c.get("reason") == "LogProfileNotFound" for m in items(e2e, ns, NVCRE, "bandwidthmeasurements")
+                          for c in (m.get("status") or {}).get("conditions") or []):
+                assert time.monotonic() < deadline and not running.done(), "no LogProfileNotFound while the Job ran"
+                time.sleep(0.3)
+            builtin = custom.get_cluster_custom_object(*NVCRE, "logprofiles", "nccl-bandwidth")
+            custom.create_cluster_custom_object(*NVCRE, "logprofiles", {
+                "apiVersion": builtin["apiVersion"], "kind": "LogProfile", "metadata": {"name": profile},
+                "spec": builtin["spec"]})
+            rc, result = running.result(timeout=300)
+        finally:
+            custom.delete_cluster_custom_object(*NVCRE, "logprofiles", profile)
+    assert rc == 0 and result["condition"]["reason"] == "JobCompleted", result
+    (m,) = items(e2e, ns, NVCRE, "bandwidthmeasurements")
+    done = next(c for c in m["status"]["conditions"] if c["type"] == "Complete")
+    assert (done["status"], done["reason"]) == ("True", "JobSucceeded"), m["status"]
+    assert m["status"]["results"] and max(float(r["busBW"]) for r in m["status"]["results"]) > 0
+    assert result["succeeded_nodes"] == nodes(0, 1) and result["failed_nodes"] == []
+    assert node_result_configmaps(e2e, ns, stored(e2e, ns)["metadata"]["uid"])["succeeded-nodes"][0] == nodes(0, 1)

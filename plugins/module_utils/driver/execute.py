@@ -69,7 +69,7 @@ def run(kube: Kube, step: Step, owner_name: str, trace: Callable[[str], None] | 
             for action in batch:
                 trace(describe(action))
         for action, exc in zip(batch, _issue(kube, batch, record)):
-            if exc is not None and not _absorbed(kube, action, exc, owner_name, out):
+            if exc is not None and not _absorbed(kube, action, exc, owner_name, out, record):
                 return out
             out.done += 1
             out.written.append(describe(action))
@@ -119,9 +119,11 @@ def _attempt(kube: Kube, action: Action, record: Record | None = None) -> ApiExc
     return None
 
 
-def _absorbed(kube: Kube, action: Action, exc: ApiException, owner_name: str, out: Outcome) -> bool:
+def _absorbed(kube: Kube, action: Action, exc: ApiException, owner_name: str, out: Outcome,
+              record: Record | None = None) -> bool:
     """True when the refusal still counts as done (adopted, or a best-effort Event); False when the run
-    must stop here, with `out` saying why; anything unexpected is raised."""
+    must stop here, with `out` saying why; anything unexpected is raised. An adopted object goes to `record`: the
+    next pass reads it as it is, even before its watch event."""
     if exc.status == 409 and isinstance(action, Create):
         live = kube.get(Ref.of(action.obj))
         if live is None:  # deleted between the two calls: look again next pass
@@ -134,6 +136,8 @@ def _absorbed(kube: Kube, action: Action, exc: ApiException, owner_name: str, ou
         if isinstance(verdict, ownership.Collision):
             out.collision = (verdict.reason, verdict.message)
             return False
+        if record:
+            record(live)
         return True
     if exc.status == 409:
         out.stale = True

@@ -9,14 +9,15 @@ kept here, per measurement, for the length of the run.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ..engine.api.actions import Ref, Step
+from ..engine.api.actions import Step
 from ..engine.api.objects import is_true, parse_time, timestamp
-from ..engine.api.vocabulary import API_VERSION, BANDWIDTH_MEASUREMENT, COMPLETE, GOODPUT_MEASUREMENT, LABEL_WORKFLOW, LOG_PROFILE
+from ..engine.api.vocabulary import API_VERSION, BANDWIDTH_MEASUREMENT, COMPLETE, GOODPUT_MEASUREMENT, LABEL_WORKFLOW
 from ..engine.reconcile import bandwidth_tier, goodput_tier
 from ..engine.reconcile.measurement import LogRead, Read
 from ..engine.spec.log_lines import split_timestamp
@@ -111,19 +112,20 @@ def read_log(kube: Kube, namespace: str, pod: str, container: str, since: dateti
 
 class MeasurementPass(ABC):
     """One kind's measurements, reconciled once per driver pass: what both kinds share is the LogProfile
-    (read once per pass), the loop over the open measurements and the log reads the engine asks for."""
+    (looked up once per pass in the run's watch of them), the loop over the open measurements and the log reads
+    the engine asks for."""
 
     kind = ""
 
-    def __init__(self, kube: Kube, namespace: str) -> None:
-        self.kube, self.namespace = kube, namespace
+    def __init__(self, kube: Kube, namespace: str, profiles: Callable[[str], Obj | None]) -> None:
+        self.kube, self.namespace, self._lookup = kube, namespace, profiles
         self._profiles: dict[str, tuple[Obj | None, str]] = {}
 
     def profile(self, name: str) -> tuple[Obj | None, str]:
-        """The LogProfile (cluster-scoped), read once per pass; or why it could not be read."""
+        """The LogProfile (cluster-scoped), once per pass; or why it could not be read."""
         if name not in self._profiles:
             try:
-                found = self.kube.get(Ref(API_VERSION, LOG_PROFILE, "", name))
+                found = self._lookup(name)
                 self._profiles[name] = (found, "" if found else f'logprofiles.nvcre.nvidia.com "{name}" not found')
             except (ApiException, LookupError) as exc:
                 self._profiles[name] = (None, status_message(exc) if isinstance(exc, ApiException) else str(exc))
@@ -164,8 +166,8 @@ class BandwidthPass(MeasurementPass):
 
     kind = BANDWIDTH_MEASUREMENT
 
-    def __init__(self, kube: Kube, namespace: str) -> None:
-        super().__init__(kube, namespace)
+    def __init__(self, kube: Kube, namespace: str, profiles: Callable[[str], Obj | None]) -> None:
+        super().__init__(kube, namespace, profiles)
         self.memory: dict[str, Memory] = {}
 
     def reconcile(self, m: Obj, job: Obj | None, pods: list[Obj], profile: Obj | None, problem: str,
@@ -210,8 +212,8 @@ class GoodputPass(MeasurementPass):
 
     kind = GOODPUT_MEASUREMENT
 
-    def __init__(self, kube: Kube, namespace: str) -> None:
-        super().__init__(kube, namespace)
+    def __init__(self, kube: Kube, namespace: str, profiles: Callable[[str], Obj | None]) -> None:
+        super().__init__(kube, namespace, profiles)
         self.memory: dict[str, goodput_tier.GoodputMemory] = {}
 
     def reconcile(self, m: Obj, job: Obj | None, pods: list[Obj], profile: Obj | None, problem: str,

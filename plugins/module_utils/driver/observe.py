@@ -13,12 +13,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.api import naming
 from ..engine.api.actions import Ref
 from ..engine.api.vocabulary import (
     API_VERSION,
     JOB,
     LABEL_JOB,
     LABEL_WORKFLOW,
+    LOG_PROFILE,
     TRAINER_API_VERSION,
     TRAINJOB,
     WORKFLOW,
@@ -119,6 +121,9 @@ class Observer:
         self._pod_lists: dict[str, list[Obj]] = {}
         self._node_list: list[Obj] | None = None
         self.informers: dict[tuple[str, str], Informer] = {}
+        # The node-result ConfigMaps, each watched by its name (no label marks them; a pass never wakes for them:
+        # only the Workflow tier reads them, when it runs anyway).
+        self.results: dict[str, Informer] = {}
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -134,6 +139,9 @@ class Observer:
                            changed=self._changed))
         for kind in MEASUREMENT_KINDS:
             self._add(Informer(self.kube, API_VERSION, kind, ns, by_workflow, changed=self._changed))
+        uid = _meta(workflow).get("uid", "")
+        for cm in (naming.succeeded_nodes_configmap(uid), naming.failed_nodes_configmap(uid)):
+            self.results[cm] = Informer(self.kube, "v1", "ConfigMap", ns, fields=f"metadata.name={cm}").start()
         with self._wake:
             for name, pod in self.informers[("v1", "Pod")].items().items():
                 self._index_pod(name, pod)
@@ -152,9 +160,20 @@ class Observer:
                 found[Ref.of(obj)] = obj
         return found
 
+    def log_profile(self, name: str) -> Obj | None:
+        """A LogProfile (cluster-scoped) from a watch of them all, started the first time a measurement asks: a
+        profile created or changed during the run is seen as NVCRE's informer sees it, without a read per pass."""
+        informer = self.informers.get((API_VERSION, LOG_PROFILE))
+        if informer is None:
+            informer = self._add(Informer(self.kube, API_VERSION, LOG_PROFILE))
+        return informer.get(name)
+
     def stop(self) -> None:
-        for informer in self.informers.values():
+        for informer in self._all():
             informer.stop()
+
+    def _all(self) -> list[Informer]:
+        return [*self.informers.values(), *self.results.values()]
 
     def _add(self, informer: Informer) -> Informer:
         self.informers[(informer.api_version, informer.kind)] = informer.start()
@@ -167,6 +186,10 @@ class Observer:
 
     def workflow(self) -> Obj | None:
         return self.informers[(API_VERSION, WORKFLOW)].get(self.name)
+
+    def node_results(self) -> dict[str, Obj]:
+        """The succeeded/failed node ConfigMaps that exist, by name."""
+        return {name: cm for name, informer in self.results.items() if (cm := informer.get(name)) is not None}
 
     def pods(self) -> dict[str, list[Obj]]:
         """Job -> its pods, by name (the lists are shared: callers must not change them)."""
@@ -187,12 +210,16 @@ class Observer:
 
     def check(self) -> None:
         """Raise what stopped a watch for good (403, 404): the run cannot see the cluster any more."""
-        for informer in self.informers.values():
+        for informer in self._all():
             if informer.error is not None:
                 raise informer.error
 
     def record(self, obj: Obj) -> None:
         """A write's answer into its cache (when the kind is watched), so the next pass reads its own writes."""
+        result = self.results.get(_meta(obj).get("name", "")) if obj.get("kind") == "ConfigMap" else None
+        if result is not None and _meta(obj).get("namespace", "") == result.namespace:
+            result.put(obj)
+            return
         informer = self.informers.get((obj.get("apiVersion", ""), obj.get("kind", "")))
         if informer is not None and _meta(obj).get("namespace", "") == informer.namespace:
             informer.put(obj)

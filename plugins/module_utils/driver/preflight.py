@@ -60,11 +60,11 @@ WORKFLOW_PERMISSIONS = (
     Permission(GROUP, "bandwidthmeasurements", ("update",), "status"),
     Permission(GROUP, "goodputmeasurements", ("get", "list", "watch", "create")),
     Permission(GROUP, "goodputmeasurements", ("update",), "status"),
-    Permission(GROUP, "logprofiles", ("get",), cluster=True),
+    Permission(GROUP, "logprofiles", ("list", "watch"), cluster=True),
     Permission(TRAINER_GROUP, "trainjobs", ("get", "list", "watch", "create", "delete")),
     Permission("", "pods", ("list", "watch")),
     Permission("", "pods", ("get",), "log"),
-    Permission("", "configmaps", ("get", "create", "update")),
+    Permission("", "configmaps", ("get", "list", "watch", "create", "update")),
     Permission("", "events", ("create",)),
     Permission("", "nodes", ("list", "watch"), cluster=True),
 )

@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any, NoReturn
 
-from ..engine.api import naming
 from ..engine.api.actions import Ref, Step
 from ..engine.api.objects import condition, parse_time, terminal, true_type
 from ..engine.api.vocabulary import (
@@ -111,10 +110,11 @@ class Driver:
         self._last_shown = 0.0
         self.writes = 0
         self._writes_lock = threading.Lock()  # Job passes run concurrently
-        self.passes = (measurements.BandwidthPass(kube, namespace), measurements.GoodputPass(kube, namespace))
+        self.observer = Observer(kube, namespace, name)
+        self.passes = (measurements.BandwidthPass(kube, namespace, self.observer.log_profile),
+                       measurements.GoodputPass(kube, namespace, self.observer.log_profile))
         self.measurements: list[dict[str, Any]] = []
         self.timeout_logs: dict[str, dict[str, Any]] = {}  # Job name -> failureLog, read when it timed out
-        self.observer = Observer(kube, namespace, name)
         self.seen: dict[str, Any] | None = None  # the Workflow as last read (its UID, should it be deleted)
         self.due: dict[str, float] = {}  # "job/<name>", "measurement/<name>" -> when it asked to be looked at again
         self.wake_at: float | None = None  # the Workflow tier's next deadline, while nothing changes
@@ -357,7 +357,7 @@ class Driver:
         return acted
 
     def _workflow_pass(self, world: WorkflowWorld) -> bool:
-        world = dataclasses.replace(world, configmaps=self._node_results(world.workflow),
+        world = dataclasses.replace(world, configmaps=self.observer.node_results(),
                                     volumes=volumes.observe(self.kube, world.workflow))
         step = workflow_tier.reconcile(world)
         read = self._read_timeout_logs(step.wants_logs, world)
@@ -378,16 +378,6 @@ class Driver:
             waits.append(step.requeue_after)
         self.wake_at = time.monotonic() + max(min(waits), 0.0) if waits else None
         return outcome.done > 0 or failure is not None or read
-
-    def _node_results(self, wf: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        """The succeeded/failed node ConfigMaps, read live (only the Workflow tier merges into them: a pass that
-        reconciles Jobs alone does not read them)."""
-        uid, found = wf["metadata"]["uid"], {}
-        for name in (naming.succeeded_nodes_configmap(uid), naming.failed_nodes_configmap(uid)):
-            cm = self.kube.get(Ref("v1", "ConfigMap", self.namespace, name))
-            if cm is not None:
-                found[name] = cm
-        return found
 
     def _read_timeout_logs(self, wanted: list[str], world: WorkflowWorld) -> bool:
         """The log tails the tier needs before it fails timed-out Jobs (§8.6), kept for the passes that follow."""
@@ -415,7 +405,8 @@ class Driver:
     def _summary(self, wf: dict[str, Any], counts: dict[str, Any], writes: int, elapsed: float) -> dict[str, Any]:
         status = wf.get("status") or {}
         refs = {k: (status.get(f"{k}NodesRef") or {}).get("name") for k in ("succeeded", "failed")}
-        cms = {k: self.kube.get(Ref("v1", "ConfigMap", self.namespace, n)) if n else None for k, n in refs.items()}
+        cached = self.observer.node_results()
+        cms = {k: cached.get(n) if n else None for k, n in refs.items()}
         return {
             "changed": writes > 0,
             **counts,
