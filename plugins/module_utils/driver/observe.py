@@ -10,6 +10,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,20 +129,26 @@ class Observer:
     # ---------------------------------------------------------------- lifecycle
 
     def start(self, workflow: Obj) -> None:
+        """List every kind at once, then watch: the first pass waits for the slowest list, not for their sum (a big
+        cluster's Pods and Nodes take a while, and so does the first label-selected list of a custom resource while
+        the apiserver fills its cache)."""
         ns, by_workflow = self.namespace, f"{LABEL_WORKFLOW}={self.name}"
-        self._add(Informer(self.kube, API_VERSION, WORKFLOW, ns, fields=f"metadata.name={self.name}",
-                           changed=self._changed))
-        self._add(Informer(self.kube, API_VERSION, JOB, ns, by_workflow, changed=self._changed))
-        self._add(Informer(self.kube, TRAINER_API_VERSION, TRAINJOB, ns, LABEL_JOB, trim=trim_workload,
-                           changed=self._changed))
-        self._add(Informer(self.kube, "v1", "Pod", ns, LABEL_JOB, trim=trim_pod, changed=self._changed))
-        self._add(Informer(self.kube, "v1", "Node", labels=node_selector(workflow.get("spec") or {}), trim=trim_node,
-                           changed=self._changed))
-        for kind in MEASUREMENT_KINDS:
-            self._add(Informer(self.kube, API_VERSION, kind, ns, by_workflow, changed=self._changed))
+        informers = [
+            Informer(self.kube, API_VERSION, WORKFLOW, ns, fields=f"metadata.name={self.name}", changed=self._changed),
+            Informer(self.kube, API_VERSION, JOB, ns, by_workflow, changed=self._changed),
+            Informer(self.kube, TRAINER_API_VERSION, TRAINJOB, ns, LABEL_JOB, trim=trim_workload, changed=self._changed),
+            Informer(self.kube, "v1", "Pod", ns, LABEL_JOB, trim=trim_pod, changed=self._changed),
+            Informer(self.kube, "v1", "Node", labels=node_selector(workflow.get("spec") or {}), trim=trim_node,
+                     changed=self._changed),
+            *(Informer(self.kube, API_VERSION, kind, ns, by_workflow, changed=self._changed)
+              for kind in MEASUREMENT_KINDS)]
+        self.informers.update(((i.api_version, i.kind), i) for i in informers)
         uid = _meta(workflow).get("uid", "")
-        for cm in (naming.succeeded_nodes_configmap(uid), naming.failed_nodes_configmap(uid)):
-            self.results[cm] = Informer(self.kube, "v1", "ConfigMap", ns, fields=f"metadata.name={cm}").start()
+        self.results = {cm: Informer(self.kube, "v1", "ConfigMap", ns, fields=f"metadata.name={cm}")
+                        for cm in (naming.succeeded_nodes_configmap(uid), naming.failed_nodes_configmap(uid))}
+        # Every informer is registered before any starts: a refused list stops the run, and stop() ends them all.
+        with ThreadPoolExecutor(len(self._all())) as pool:
+            list(pool.map(Informer.start, self._all()))
         with self._wake:
             for name, pod in self.informers[("v1", "Pod")].items().items():
                 self._index_pod(name, pod)
