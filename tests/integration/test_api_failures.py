@@ -41,10 +41,11 @@ EVERY_PERMISSION = [
     "get goodputmeasurements.nvcre.nvidia.com", "list goodputmeasurements.nvcre.nvidia.com",
     "watch goodputmeasurements.nvcre.nvidia.com",
     "create goodputmeasurements.nvcre.nvidia.com", "update goodputmeasurements.nvcre.nvidia.com/status",
-    "get logprofiles.nvcre.nvidia.com cluster-wide",
+    "list logprofiles.nvcre.nvidia.com cluster-wide", "watch logprofiles.nvcre.nvidia.com cluster-wide",
     "get trainjobs.trainer.kubeflow.org", "list trainjobs.trainer.kubeflow.org", "watch trainjobs.trainer.kubeflow.org",
     "create trainjobs.trainer.kubeflow.org", "delete trainjobs.trainer.kubeflow.org",
-    "list pods", "watch pods", "get pods/log", "get configmaps", "create configmaps", "update configmaps",
+    "list pods", "watch pods", "get pods/log", "get configmaps", "list configmaps", "watch configmaps",
+    "create configmaps", "update configmaps",
     "create events", "list nodes cluster-wide", "watch nodes cluster-wide",
 ]
 
@@ -156,8 +157,8 @@ def test_no_rights_preflight_lists_everything_missing_and_writes_nothing(sim: Si
         "metadata": {"name": "read-workflows"},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "read-workflows"},
         "subjects": [{"kind": "ServiceAccount", "name": "nobody", "namespace": ns}]})
-    granted = ("get workflows", "list workflows", "get configmaps", "create configmaps", "update configmaps",
-               "create events")
+    granted = ("get workflows", "list workflows", "get configmaps", "list configmaps", "watch configmaps",
+               "create configmaps", "update configmaps", "create events")
     rest = [p for p in forbidden if not p.startswith(granted)]
     deadline = time.monotonic() + 10  # RBAC reaches the authorizer's cache within a moment
     while True:
