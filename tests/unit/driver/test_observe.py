@@ -133,3 +133,20 @@ def test_the_node_list_is_kept_until_a_node_changes():
     obs.record({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "resourceVersion": "2",
                                                                  "labels": {"gpu": "lost"}}})
     assert [n["metadata"].get("labels") for n in obs.nodes()] == [{"gpu": "lost"}, None]
+
+
+def test_a_node_result_write_goes_to_its_own_cache_and_wakes_no_pass():
+    obs = observer()
+    obs.results = {name: Informer(None, "v1", "ConfigMap", "ns", fields=f"metadata.name={name}")  # type: ignore[arg-type]
+                   for name in ("succeeded-nodes-abcd1234", "failed-nodes-abcd1234")}
+    assert obs.node_results() == {}
+    written = {"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "succeeded-nodes-abcd1234", "namespace": "ns", "resourceVersion": "7"}}
+    obs.record(written)
+    assert obs.node_results() == {"succeeded-nodes-abcd1234": written}
+    assert not obs.take().any  # only the Workflow tier reads them, when something else woke it
+    obs.record({**written, "metadata": {**written["metadata"], "resourceVersion": "6"}})  # an older answer
+    assert obs.node_results()["succeeded-nodes-abcd1234"]["metadata"]["resourceVersion"] == "7"
+    other = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "unrelated", "namespace": "ns"}}
+    obs.record(other)  # no cache of its kind: nothing kept, nothing woken
+    assert list(obs.node_results()) == ["succeeded-nodes-abcd1234"] and not obs.take().any
