@@ -45,6 +45,7 @@ class Memory:
     last_fetch: datetime | None = None
     pod: str = ""            # the pod whose log `text` holds
     text: str = ""           # every line read from it so far, once each (so the final read fetches only the rest)
+    ended: str = ""          # the container, when `text` was read after it had ended (its whole log, not to be read again)
 
 
 def extend(known: str, window: str) -> str:
@@ -64,6 +65,19 @@ def extend(known: str, window: str) -> str:
             continue
         fresh.append(line)
     return known + "".join(fresh)
+
+
+def _ended(pods: list[Obj], name: str, container: str) -> str:
+    """The container as it ended (its ID, restarts and end), or "" while it runs: a log read once it has ended is
+    its whole log, and stays so while the container is the same one."""
+    pod = next((p for p in pods if (p.get("metadata") or {}).get("name") == name), {})
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    for status in statuses:
+        if status.get("name") == container or (not container and len(statuses) == 1):
+            ended = (status.get("state") or {}).get("terminated")
+            return f"{status.get('containerID', '')}/{status.get('restartCount', 0)}/{ended['finishedAt']}" if (
+                ended and ended.get("finishedAt")) else ""
+    return ""
 
 
 def _started(pods: list[Obj], name: str) -> datetime:
@@ -186,19 +200,25 @@ class BandwidthPass(MeasurementPass):
 
     def kept_read(self, read: Read, memory: Memory, pods: list[Obj]) -> LogRead:
         """The window the tier asked for, kept; for the final read, only what this run has not read of the pod yet,
-        joined to what it has. The copy counts only when it starts at the pod's start (a rerun, or a window cut to
-        the last 30 minutes, reads the whole log at the end) and while it stays small."""
+        joined to what it has, or nothing more when the copy was read after the container had ended. The copy counts
+        only when it starts at the pod's start (a rerun, or a window cut to the last 30 minutes, reads the whole log
+        at the end) and while it stays small."""
         if read.since is not None:
+            ended = _ended(pods, read.pod, read.container)  # as the pods were before this read
             window = self.read(read)
             if not window.error:
                 if memory.pod == read.pod and memory.text:
                     memory.text = extend(memory.text, window.text)
                 elif read.since <= _started(pods, read.pod):
                     memory.pod, memory.text = read.pod, window.text
+                memory.ended = ended if memory.pod == read.pod else ""
                 if len(memory.text) > CACHE_BYTES:
-                    memory.pod, memory.text = "", ""
+                    memory.pod, memory.text, memory.ended = "", "", ""
             return window
-        last = split_timestamp(memory.text.splitlines()[-1])[0] if memory.pod == read.pod and memory.text else None
+        kept = memory.pod == read.pod and memory.text
+        if kept and memory.ended and memory.ended == _ended(pods, read.pod, read.container):
+            return LogRead(memory.text)  # read whole after the container ended: the final read has it already
+        last = split_timestamp(memory.text.splitlines()[-1])[0] if kept else None
         if last is not None:
             rest = self.read(Read(read.pod, read.container, last.replace(microsecond=0)))
             if not rest.error and len(rest.text.encode()) < PAGE_BYTES:

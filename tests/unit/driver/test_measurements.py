@@ -1,7 +1,11 @@
 """The driver keeps what it has read of a pod's log, so the final read fetches only the rest (pure parts)."""
 from __future__ import annotations
 
-from ansible_collections.cre.certification.plugins.module_utils.driver.measurements import extend
+from datetime import UTC, datetime
+from typing import Any
+
+from ansible_collections.cre.certification.plugins.module_utils.driver.measurements import BandwidthPass, Memory, extend
+from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile.measurement import LogRead, Read
 
 A = "2026-03-02T10:00:05.100000000Z one\n"
 B = "2026-03-02T10:00:05.900000000Z two\n"
@@ -23,3 +27,41 @@ def test_nothing_known_takes_the_window_whole():
 
 def test_nothing_new_changes_nothing():
     assert extend(A + B + C, B + C) == A + B + C
+
+
+class Reading(BandwidthPass):
+    """The pass with the log API answered from a string: what each read asked for is kept."""
+
+    def __init__(self, log: str) -> None:
+        super().__init__(None, "ns", lambda name: None)  # type: ignore[arg-type]
+        self.log, self.asked = log, []
+
+    def read(self, read: Read) -> LogRead:
+        self.asked.append(read.since)
+        return LogRead(self.log)
+
+
+def launcher(state: dict[str, Any], restarts: int = 0) -> list[dict[str, Any]]:
+    return [{"metadata": {"name": "p"}, "status": {"startTime": "2026-03-02T10:00:05Z", "containerStatuses": [
+        {"name": "node", "containerID": "containerd://1", "restartCount": restarts, "state": state}]}}]
+
+
+ENDED = {"terminated": {"exitCode": 0, "finishedAt": "2026-03-02T10:00:07Z"}}
+START = datetime(2026, 3, 2, 10, 0, 5, tzinfo=UTC)
+
+
+def test_a_log_read_after_its_container_ended_is_not_read_again_at_the_end():
+    reading, memory = Reading(A + B + C), Memory()
+    assert reading.kept_read(Read("p", "node", START), memory, launcher(ENDED)).text == A + B + C
+    assert reading.kept_read(Read("p", "node", None), memory, launcher(ENDED)).text == A + B + C
+    assert reading.asked == [START]  # the final read made no request
+
+
+def test_a_log_read_while_it_ran_or_before_a_restart_is_read_again_at_the_end():
+    running = {"running": {"startedAt": "2026-03-02T10:00:05Z"}}
+    for before, after in ((running, launcher(ENDED)), (ENDED, launcher(ENDED, restarts=1)), (ENDED, [])):
+        reading, memory = Reading(A + B), Memory()
+        reading.kept_read(Read("p", "node", START), memory, launcher(before))
+        reading.log = A + B + C + D
+        assert reading.kept_read(Read("p", "node", None), memory, after).text == A + B + C + D
+        assert len(reading.asked) == 2, (before, after)
