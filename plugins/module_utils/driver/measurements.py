@@ -211,7 +211,8 @@ class BandwidthPass(MeasurementPass):
                     memory.text = extend(memory.text, window.text)
                 elif read.since <= _started(pods, read.pod):
                     memory.pod, memory.text = read.pod, window.text
-                memory.ended = ended if memory.pod == read.pod else ""
+                whole = len(window.text.encode()) < PAGE_BYTES  # a full page may have been cut short
+                memory.ended = ended if memory.pod == read.pod and whole else ""
                 if len(memory.text) > CACHE_BYTES:
                     memory.pod, memory.text, memory.ended = "", "", ""
             return window

@@ -57,6 +57,16 @@ def test_a_log_read_after_its_container_ended_is_not_read_again_at_the_end():
     assert reading.asked == [START]  # the final read made no request
 
 
+def test_a_window_cut_at_a_full_page_is_read_again_at_the_end(monkeypatch):
+    monkeypatch.setattr("ansible_collections.cre.certification.plugins.module_utils.driver.measurements.PAGE_BYTES",
+                        len((A + B).encode()))
+    reading, memory = Reading(A + B), Memory()
+    reading.kept_read(Read("p", "node", START), memory, launcher(ENDED))
+    reading.log = C
+    assert reading.kept_read(Read("p", "node", None), memory, launcher(ENDED)).text == A + B + C
+    assert len(reading.asked) == 2
+
+
 def test_a_log_read_while_it_ran_or_before_a_restart_is_read_again_at_the_end():
     running = {"running": {"startedAt": "2026-03-02T10:00:05Z"}}
     for before, after in ((running, launcher(ENDED)), (ENDED, launcher(ENDED, restarts=1)), (ENDED, [])):
