@@ -204,16 +204,16 @@ def test_a_log_profile_created_during_the_run_is_read_from_the_watch(e2e: Sim) -
     custom = client.CustomObjectsApi(e2e.api)
     with ThreadPoolExecutor(1) as pool:
         running = pool.submit(run, e2e, ns)
-        try:
-            deadline = time.monotonic() + 120
-            while not any(c.get("reason") == "LogProfileNotFound" for m in items(e2e, ns, NVCRE, "bandwidthmeasurements")
-                          for c in (m.get("status") or {}).get("conditions") or []):
-                assert time.monotonic() < deadline and not running.done(), "no LogProfileNotFound while the Job ran"
-                time.sleep(0.3)
-            builtin = custom.get_cluster_custom_object(*NVCRE, "logprofiles", "nccl-bandwidth")
-            custom.create_cluster_custom_object(*NVCRE, "logprofiles", {
-                "apiVersion": builtin["apiVersion"], "kind": "LogProfile", "metadata": {"name": profile},
-                "spec": builtin["spec"]})
+        deadline = time.monotonic() + 120
+        while not any(c.get("reason") == "LogProfileNotFound" for m in items(e2e, ns, NVCRE, "bandwidthmeasurements")
+                      for c in (m.get("status") or {}).get("conditions") or []):
+            assert time.monotonic() < deadline and not running.done(), "no LogProfileNotFound while the Job ran"
+            time.sleep(0.3)
+        builtin = custom.get_cluster_custom_object(*NVCRE, "logprofiles", "nccl-bandwidth")
+        custom.create_cluster_custom_object(*NVCRE, "logprofiles", {
+            "apiVersion": builtin["apiVersion"], "kind": "LogProfile", "metadata": {"name": profile},
+            "spec": builtin["spec"]})
+        try:  # cluster-scoped: the pool's reset would not remove it
             rc, result = running.result(timeout=300)
         finally:
             custom.delete_cluster_custom_object(*NVCRE, "logprofiles", profile)

@@ -70,8 +70,7 @@ def extend(known: str, window: str) -> str:
 def _ended(pods: list[Obj], name: str, container: str) -> str:
     """The container as it ended (its ID, restarts and end), or "" while it runs: a log read once it has ended is
     its whole log, and stays so while the container is the same one."""
-    pod = next((p for p in pods if (p.get("metadata") or {}).get("name") == name), {})
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    statuses = (_pod(pods, name).get("status") or {}).get("containerStatuses") or []
     for status in statuses:
         if status.get("name") == container or (not container and len(statuses) == 1):
             ended = (status.get("state") or {}).get("terminated")
@@ -82,8 +81,11 @@ def _ended(pods: list[Obj], name: str, container: str) -> str:
 
 def _started(pods: list[Obj], name: str) -> datetime:
     """The pod's start (the far future when unknown, so that a copy of its log is never trusted)."""
-    pod = next((p for p in pods if (p.get("metadata") or {}).get("name") == name), {})
-    return parse_time((pod.get("status") or {}).get("startTime")) or datetime.max.replace(tzinfo=UTC)
+    return parse_time((_pod(pods, name).get("status") or {}).get("startTime")) or datetime.max.replace(tzinfo=UTC)
+
+
+def _pod(pods: list[Obj], name: str) -> Obj:
+    return next((p for p in pods if (p.get("metadata") or {}).get("name") == name), {})
 
 
 def list_measurements(kube: Kube, namespace: str, workflow: str) -> list[Obj]:
