@@ -139,7 +139,8 @@ def results(kube: Kube, args: Obj, check_mode: bool) -> Obj:
                                               f"snapshot (ConfigMap {snapshot.name(args['certification'])}): run "
                                               "certification_results without from_snapshot to build one")
         else:
-            built = certreport.build_report(args["certification"], data)
+            built = certreport.build_report(args["certification"], data,
+                                            created=cert["metadata"].get("creationTimestamp", ""))
             snapshot_changed, warning = store_snapshot(kube, cert, report_json(built), check_mode)
             warnings += [warning] if warning else []
     else:
@@ -152,7 +153,8 @@ def results(kube: Kube, args: Obj, check_mode: bool) -> Obj:
         labels = workflow["metadata"].get("labels") or {}
         # A Workflow outside a Certification is its own category: `workflow/<name>`.
         category = {"domain": labels.get(LABEL_DOMAIN, "workflow"), "variant": labels.get(LABEL_VARIANT, args["workflow"])}
-        built = certreport.build_report(args["workflow"], [category_data(kube, namespace, category, workflow)])
+        built = certreport.build_report(args["workflow"], [category_data(kube, namespace, category, workflow)],
+                                        created=workflow["metadata"].get("creationTimestamp", ""))
     out: Obj = {"changed": snapshot_changed, "result": built["result"], "report": built, "source": source,
                 "summary": certreport.summary(built)}
     if args["certification"]:

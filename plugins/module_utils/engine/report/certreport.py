@@ -153,6 +153,19 @@ def _combined(measurements: list[dict]) -> list[dict]:
             for size, (alg_sum, bus_sum, total) in sorted(sums.items())]
 
 
+def _curve(m: dict) -> list[list[float]]:
+    """[[sizeBytes, busBW], ...] of one measurement, ascending: a group's own curve (pairs keep report.json small)."""
+    rows = [(int(row["sizeBytes"]), bus) for row in _results(m)
+            if (bus := go_float(str(row.get("busBW", "")))) is not None and row.get("sizeBytes") is not None]
+    return [[size, bus] for size, bus in sorted(rows)]
+
+
+def _image(workflow: dict | None) -> str:
+    """The trainer image of the Workflow's TrainJob template: a key a baseline never compares across."""
+    spec = (((workflow or {}).get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}
+    return str(((spec.get("workload") or {}).get("trainJob") or {}).get("trainer", {}).get("image") or "")
+
+
 def _below_min(expression: str, bus_bw: float) -> bool:
     """The peak busBW violates the Workflow's busBandwidthGBps threshold."""
     problem = thresholds.evaluate_all({BUS_BW: expression}, {BUS_BW: bus_bw}) if expression else None
@@ -176,13 +189,14 @@ def _measured(category: dict, groups: list[tuple[int, dict]]) -> dict:
             group_bandwidth.append({
                 "groupName": group["name"], "nodes": nodes, "busBW": bus_bw,
                 "transport": ", ".join((bm.get("status") or {}).get("transport") or []),
-                "belowMin": _below_min(minimum, bus_bw), "failed": group.get("phase") == PHASE_FAILED})
+                "belowMin": _below_min(minimum, bus_bw), "failed": group.get("phase") == PHASE_FAILED,
+                "curve": _curve(bm)})
         if gm := counted.get((GOODPUT_MEASUREMENT, _job_name(group))):
             status = gm.get("status") or {}
             domains.append({"name": group["name"], "nodeCount": len(nodes), "goodput": _number(status.get("result")),
                             "tflops": _number(status.get("avgTFLOPSPerGPU")),
                             "stepTime": _number(status.get("avgStepTimeSec"))})
-    return {"bandwidth": _combined(every),
+    return {"bandwidth": _combined(every), "threshold": minimum,
             "transport": merge_transports([], [t for m in every for t in (m.get("status") or {}).get("transport") or []]),
             "groupBandwidth": group_bandwidth, "domains": domains}
 
@@ -268,6 +282,7 @@ def category_report(category: dict) -> dict:
         "nodesPerJob": orchestration.get("nodesPerJob", 0),
         "jobs": sum(1 for _iteration, g in groups if _job_name(g) or g.get("phase") not in (None, PHASE_PENDING)),
         "mnnvl": _mnnvl(workflow),
+        "image": _image(workflow),
         "failedGroups": _failed_groups(orchestration, category.get("jobs") or {}, records),
         "cliques": [],
         **_measured(category, groups),
@@ -309,8 +324,9 @@ def _node_results(reports: list[dict]) -> list[dict]:
     return out
 
 
-def build_report(name: str, categories: list[dict], title: str = TITLE) -> dict:
-    """The CertReport of a Certification (or of one Workflow: a single category)."""
+def build_report(name: str, categories: list[dict], title: str = TITLE, created: str = "") -> dict:
+    """The CertReport of a Certification (or of one Workflow: a single category); `created` is that object's
+    creationTimestamp, the order a history of reports is read in."""
     reports = [category_report(c) for c in categories]
     orchestrations = [_orchestration(c.get("workflow")) for c in categories]
     first = next((o for o in orchestrations if o.get("detectedPlatform")), {})
@@ -324,8 +340,10 @@ def build_report(name: str, categories: list[dict], title: str = TITLE) -> dict:
     return {
         "title": title,
         "name": name,
+        "created": created,
         "platform": first.get("detectedPlatform", ""),
         "gpu": first.get("detectedGPUArchitecture", ""),
+        "gpuProduct": next((p for o in orchestrations for p in o.get("gpuProducts") or [] if p), ""),
         "totalNodes": max((o.get("totalNodes", 0) for o in orchestrations), default=0),
         "excludedNodes": excluded,
         "exclusionReason": ". ".join(reasons),

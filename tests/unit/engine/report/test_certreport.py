@@ -44,12 +44,13 @@ def test_junit_counts(path: Path) -> None:
 # NVCRE's CertReport fields (surroundings.md §3.5, user-docs §3.8); our additions are listed apart.
 REPORT = {"title", "name", "platform", "gpu", "totalNodes", "excludedNodes", "exclusionReason", "categories",
           "failedNodes", "result", "nodeResults"}
+REPORT_OURS = {"created", "gpuProduct"}
 CATEGORY = {"domain", "variant", "status", "failureReason", "runtime", "testScale", "nodesPerJob", "jobs", "mnnvl",
             "failedGroups", "cliques", "domains", "bandwidth", "transport", "groupBandwidth", "iterations"}
-OURS = {"workflow", "failureCondition", "nodes", "diagnose", "diagnoseRounds"}
+OURS = {"workflow", "failureCondition", "nodes", "diagnose", "diagnoseRounds", "image", "threshold"}
 ITEMS = {"failedNodes": {"name", "reason", "message"}, "nodeResults": {"name", "group", "rack", "status"}}
 CATEGORY_ITEMS = {"bandwidth": {"size", "algBW", "busBW", "samples"},
-                  "groupBandwidth": {"groupName", "nodes", "busBW", "transport", "belowMin", "failed"},
+                  "groupBandwidth": {"groupName", "nodes", "busBW", "transport", "belowMin", "failed", "curve"},
                   "domains": {"name", "nodeCount", "goodput", "tflops", "stepTime"},
                   "iterations": {"number", "status", "duration"},
                   "diagnoseRounds": {"round", "stage", "groups", "passed", "failed"}}
@@ -60,7 +61,7 @@ def test_nvcre_shape(path: Path) -> None:
     """Every case has NVCRE's field names and values: Passed/Failed nodes, Enabled/Disabled MNNVL, a failure log
     object, one failedNodes entry per node, and no reason of our own."""
     got = _build(path)[1]
-    assert set(got) == REPORT
+    assert set(got) == REPORT | REPORT_OURS
     for key, fields in ITEMS.items():
         assert all(set(item) == fields for item in got[key])
     assert {n["status"] for n in got["nodeResults"]} <= {"Passed", "Failed"}
