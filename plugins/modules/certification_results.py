@@ -26,8 +26,25 @@ description:
     Certification does not own is left alone (warning).
   - With O(from_snapshot), or when every Workflow of the Certification is gone, the report comes from that
     snapshot, so the files can be written again when the controller that ran was a throwaway container.
-  - C(changed) is true only when a file's content or the snapshot changed.
-  - Runs on the controller. Writes only the snapshot to the cluster.
+  - Compares a Certification's report with history (docs/history.md). Against the baseline file O(baseline) when
+    one is given, else against the previous certification in the namespace (the newest report snapshot of another
+    Certification created before this one) or in O(history_reports): per category and group, each figure
+    (C(groupBusBW), C(busBW@<size>), C(goodput), C(tflops), C(stepTime)) with the baseline, the variance
+    C((value - baseline) / baseline) and the verdict of its CEL rule (O(rules)). A figure the baseline has and the run
+    lacks is a miss. Figures whose keys differ (GPU product, platform, category, nodes per job, image) are never
+    compared; the report says which key differs. The result is the report's C(comparison), with the repeat
+    offenders (O(repeat_offenders)) and each category's trend over the certifications found.
+  - Regressions are reported, not enforced, unless O(enforce) - then each regressed node moves from the category's
+    succeeded-nodes ConfigMap to its failed-nodes ConfigMap with reason C(RegressionDetected) and a message naming
+    the figures. NVCRE's own conditions and the report's C(result) are unchanged either way.
+  - With O(annotate_nodes), each node with a verdict gets the annotations C(cre.certification/certification),
+    C(cre.certification/certified-at), C(cre.certification/verdict) and, when it passed,
+    C(cre.certification/certified-until) (O(certified_for_days) later). Needs C(patch) on nodes
+    (C(rbac/60-clusterrole-node-annotations.yaml)).
+  - C(changed) is true only when a file's content, the snapshot, a node-result ConfigMap or a node's annotations
+    changed.
+  - Runs on the controller. Writes only the snapshot to the cluster, and with O(enforce) or O(annotate_nodes) what
+    those options say.
 author:
   - cre.certification developers (@cre-certification)
 extends_documentation_fragment:
@@ -58,6 +75,62 @@ options:
         O(certification).
     type: bool
     default: false
+  history:
+    description:
+      - Read the earlier certifications' report snapshots in O(namespace) (ConfigMaps labelled
+        C(nvcre.nvidia.com/certification)). Off, only O(history_reports) and O(baseline) count.
+    type: bool
+    default: true
+  history_reports:
+    description:
+      - Earlier reports of this cluster, as files (C(report.json)) or folders searched for them; they count beside
+        the snapshots (the same certification found twice counts once).
+    type: list
+    elements: path
+    default: []
+  baseline:
+    description:
+      - A baseline file (C(cre.certification.baseline_generate) writes one; YAML or JSON, C(apiVersion:
+        cre.certification/v1), C(kind: Baseline)) to compare with instead of the previous certification.
+    type: path
+  rules:
+    description:
+      - CEL rules over C(value), C(baseline) and C(variance) by figure name, replacing the defaults
+        (C(variance >= -0.05) where higher is better, C(variance <= 0.05) for C(stepTime)). C(busBW) stands for
+        every C(busBW@<size>).
+    type: dict
+    default: {}
+  enforce:
+    description:
+      - Move regressed nodes to the failed-nodes ConfigMap with reason C(RegressionDetected) (see above).
+    type: bool
+    default: false
+  repeat_offenders:
+    description:
+      - A node failed in at least O(repeat_offenders.failed) of the last O(repeat_offenders.of) certifications
+        (this one included) is named a repeat offender, even when it passed this time.
+    type: dict
+    default: {}
+    suboptions:
+      failed:
+        description: Failures that make a repeat offender.
+        type: int
+        default: 2
+      of:
+        description: How many certifications, newest first, are counted.
+        type: int
+        default: 3
+  annotate_nodes:
+    description:
+      - Annotate each node with a verdict with this certification, its time, its verdict and how long a pass
+        stands (see above).
+    type: bool
+    default: false
+  certified_for_days:
+    description:
+      - Days a passed node stays certified (C(cre.certification/certified-until)).
+    type: int
+    default: 28
   input_names:
     description:
       - How error messages name the options, for a role that fills them from its variables (C(roles/results)
@@ -107,6 +180,15 @@ summary:
   returned: success
   type: dict
   sample: {name: gpu-cert, result: PASSED, categories_passed: 1, categories_total: 1, failed_nodes: [], categories: []}
+comparison:
+  description:
+    - What the report was compared with and how each figure fared (also in C(report.comparison)); C(against) is
+      null when there was nothing to compare with.
+  returned: with O(certification)
+  type: dict
+  sample: {against: {kind: certification, name: gpu-cert-1, created: "2026-11-05T09:00:00Z",
+                     source: ConfigMap nvcre/gpu-cert-1-report}, enforced: false,
+           summary: {compared: 4, regressed: 1, missing: 0, refused: 0}, regressedNodes: [], repeatOffenders: []}
 source:
   description: Where the report came from - C(cluster) (built from the Workflows) or C(snapshot).
   returned: success
@@ -138,6 +220,15 @@ SPEC = {
         "namespace": {"type": "str", "default": "default"},
         "dest": {"type": "path"},
         "from_snapshot": {"type": "bool", "default": False},
+        "history": {"type": "bool", "default": True},
+        "history_reports": {"type": "list", "elements": "path", "default": []},
+        "baseline": {"type": "path"},
+        "rules": {"type": "dict", "default": {}},
+        "enforce": {"type": "bool", "default": False},
+        "repeat_offenders": {"type": "dict", "default": {}, "options": {
+            "failed": {"type": "int", "default": 2}, "of": {"type": "int", "default": 3}}},
+        "annotate_nodes": {"type": "bool", "default": False},
+        "certified_for_days": {"type": "int", "default": 28},
         "input_names": {"type": "dict", "default": {}},
     },
     "mutually_exclusive": [["certification", "workflow"]],

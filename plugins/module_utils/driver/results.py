@@ -6,14 +6,24 @@ import json
 import os
 from typing import Any
 
-from ..engine.api.actions import Ref
+from ..engine.api.actions import Create, Ref, Replace
 from ..engine.api.errors import InputError
 from ..engine.api.objects import owned_by
-from ..engine.api.vocabulary import API_VERSION, CERTIFICATION, JOB, LABEL_DOMAIN, LABEL_VARIANT, LABEL_WORKFLOW, WORKFLOW
+from ..engine.api.vocabulary import (
+    API_VERSION,
+    CERTIFICATION,
+    JOB,
+    LABEL_DOMAIN,
+    LABEL_VARIANT,
+    LABEL_WORKFLOW,
+    REGRESSION_DETECTED,
+    WORKFLOW,
+)
 from ..engine.plan import category_build
 from ..engine.reconcile import node_results
 from ..engine.report import certreport, html, snapshot
 from ..kube.rest import ApiException, Kube
+from . import annotate, history
 from .measurements import list_measurements
 
 FILES = ("report.json", "junit.xml", "report.md", "report.html")
@@ -120,6 +130,67 @@ def write_files(dest: str, contents: dict[str, str], check_mode: bool) -> bool:
     return changed
 
 
+def _history(kube: Kube, namespace: str, report: Obj, args: Obj, warnings: list[str]) -> list[history.Earlier]:
+    found: list[history.Earlier] = []
+    if args.get("history", True):
+        kept, problems = history.snapshots(kube, namespace)
+        found += kept
+        warnings += problems
+    found += history.report_files(args.get("history_reports") or [], "history_reports")
+    return history.earlier(report, found)
+
+
+def enforce(kube: Kube, data: list[Obj], regressed: list[Obj], check_mode: bool) -> bool:
+    """Move the regressed nodes from each category's succeeded-nodes ConfigMap to its failed-nodes ConfigMap
+    (reason RegressionDetected); True when a ConfigMap changed (or would). NVCRE's conditions stay as they are."""
+    changed = False
+    by_category = {f"{c['domain']}/{c['variant']}": c for c in data if c.get("workflow")}
+    for key in sorted({r["category"] for r in regressed}):
+        category = by_category.get(key)
+        if category is None:
+            continue
+        entries = [{"name": r["name"], "reason": REGRESSION_DETECTED, "message": r["message"]}
+                   for r in regressed if r["category"] == key]
+        workflow, namespace = category["workflow"], category["workflow"]["metadata"]["namespace"]
+        for name, write in node_results.regressed(workflow, _result_configmaps(kube, namespace, workflow), entries):
+            changed = True
+            if not check_mode and write is not None:
+                _write(kube, write)
+    return changed
+
+
+def _result_configmaps(kube: Kube, namespace: str, workflow: Obj) -> dict[str, Obj]:
+    status = workflow.get("status") or {}
+    out = {}
+    for ref in ("succeededNodesRef", "failedNodesRef"):
+        if (name := (status.get(ref) or {}).get("name")) and (cm := kube.get(Ref("v1", "ConfigMap", namespace, name))):
+            out[name] = cm
+    return out
+
+
+def _write(kube: Kube, write: Create | Replace) -> None:
+    if isinstance(write, Create):
+        kube.create(write.obj)
+    else:
+        kube.replace(write.obj)
+
+
+def _compared(kube: Kube, cert: Obj, data: list[Obj], args: Obj, check_mode: bool,
+              warnings: list[str]) -> tuple[Obj, bool]:
+    """The Certification's report with its comparison; with enforcement, the regressed nodes moved to the failed
+    nodes first (and the report built again from what the ConfigMaps then hold)."""
+    name, namespace = cert["metadata"]["name"], cert["metadata"].get("namespace") or "default"
+    created = cert["metadata"].get("creationTimestamp", "")
+    built = certreport.build_report(name, data, created=created)
+    comparison = history.comparison(built, _history(kube, namespace, built, args, warnings), args)
+    enforced = bool(comparison["enforced"] and comparison["regressedNodes"]) and \
+        enforce(kube, data, comparison["regressedNodes"], check_mode)
+    if enforced and not check_mode:
+        built = certreport.build_report(name, certification_data(kube, cert), created=created)
+    built["comparison"] = comparison
+    return built, enforced
+
+
 def results(kube: Kube, args: Obj, check_mode: bool) -> Obj:
     """The report of a Certification (`args["certification"]`) or of one Workflow, and its files under `dest`."""
     namespace = args["namespace"]
@@ -139,9 +210,9 @@ def results(kube: Kube, args: Obj, check_mode: bool) -> Obj:
                                               f"snapshot (ConfigMap {snapshot.name(args['certification'])}): run "
                                               "certification_results without from_snapshot to build one")
         else:
-            built = certreport.build_report(args["certification"], data,
-                                            created=cert["metadata"].get("creationTimestamp", ""))
+            built, enforced = _compared(kube, cert, data, args, check_mode, warnings)
             snapshot_changed, warning = store_snapshot(kube, cert, report_json(built), check_mode)
+            snapshot_changed |= enforced
             warnings += [warning] if warning else []
     else:
         if args["from_snapshot"]:
@@ -155,10 +226,13 @@ def results(kube: Kube, args: Obj, check_mode: bool) -> Obj:
         category = {"domain": labels.get(LABEL_DOMAIN, "workflow"), "variant": labels.get(LABEL_VARIANT, args["workflow"])}
         built = certreport.build_report(args["workflow"], [category_data(kube, namespace, category, workflow)],
                                         created=workflow["metadata"].get("creationTimestamp", ""))
+    if args.get("annotate_nodes") and args["certification"]:
+        snapshot_changed |= annotate.annotate_nodes(kube, built, namespace, args["certified_for_days"], check_mode)
     out: Obj = {"changed": snapshot_changed, "result": built["result"], "report": built, "source": source,
                 "summary": certreport.summary(built)}
     if args["certification"]:
         out["snapshot"] = snapshot.name(args["certification"])
+        out["comparison"] = built.get("comparison")
     if warnings:
         out["warnings"] = warnings
     if args["dest"]:

@@ -97,5 +97,6 @@ INVALID_THRESHOLD_EXPRESSION = "InvalidThresholdExpression"
 MEASUREMENT_TIMEOUT = "MeasurementTimeout"
 MEASUREMENT_UNREADABLE = "MeasurementUnreadable"   # ours: the bandwidth measurement refused its log's rows
 TRANSPORT_MISMATCH = "TransportMismatch"           # ours: NCCL ran over another network than the platform's
+REGRESSION_DETECTED = "RegressionDetected"       # ours: a node's figures regressed against its baseline (enforced)
 THRESHOLD_VIOLATED = "ThresholdViolated"
 THRESHOLDS_MET = "ThresholdsMet"

@@ -89,3 +89,16 @@ def merge_failed(workflow: Obj, configmaps: dict[str, Obj], entries: list[Obj]) 
     name = naming.failed_nodes_configmap((workflow.get("metadata") or {}).get("uid", ""))
     live = configmaps.get(name)
     return name, _write(workflow, live, name, FAILED_KEY, encode_failed(read_failed(live) + entries))
+
+
+def regressed(workflow: Obj, configmaps: dict[str, Obj], entries: list[Obj]) -> list[tuple[str, Create | Replace | None]]:
+    """The writes that move regressed nodes (`entries`, reason RegressionDetected) out of the succeeded nodes and
+    into the failed nodes; only the writes that change something. A node is never in both lists."""
+    names = {e["name"] for e in entries}
+    failed_name, failed_write = merge_failed(workflow, configmaps, entries)
+    uid = (workflow.get("metadata") or {}).get("uid", "")
+    succeeded_name = naming.succeeded_nodes_configmap(uid)
+    live = configmaps.get(succeeded_name)
+    kept = [n for n in read_succeeded(live) if n not in names]
+    succeeded_write = _write(workflow, live, succeeded_name, SUCCEEDED_KEY, encode_succeeded(kept)) if live else None
+    return [(n, w) for n, w in ((failed_name, failed_write), (succeeded_name, succeeded_write)) if w is not None]
