@@ -15,6 +15,7 @@ import pytest
 import yaml
 from kubernetes import client
 
+from ansible_collections.cre.certification.plugins.module_utils.engine.report import snapshot
 from tests.ansible_run import ROOT, ansible_module
 
 from .conftest import SIM, Sim
@@ -32,6 +33,10 @@ KINDS = [(*NVCRE, "workflows"), (*NVCRE, "jobs"), (*NVCRE, "bandwidthmeasurement
 def cluster(pooled: Callable[..., Sim]) -> Sim:
     """Pods that run for two minutes, so every run is stopped (by its timeout) while its groups run."""
     return pooled("aws-h100", 4, pod_ms={f"cleanup-{deleted}": 120_000 for deleted in ("certifications", "workflows")})
+
+
+def kept(names: list[str]) -> list[str]:
+    return [n for n in names if n.startswith("configmaps/") and "-report-" in n]
 
 
 def leftovers(sim: Sim, namespace: str) -> list[str]:
@@ -86,6 +91,10 @@ def test_certify_cleanup_deletes_the_finished_certification(sim: Sim, crds, name
     certifications = client.CustomObjectsApi(sim.api).list_namespaced_custom_object(*NVCRE, namespace, "certifications")
     assert certifications["items"] == []
     deadline = time.monotonic() + 120
-    while (left := leftovers(sim, namespace)) and time.monotonic() < deadline:
+    while (left := leftovers(sim, namespace)) != kept(left) and time.monotonic() < deadline:
         time.sleep(1)
-    assert left == []
+    # Only the copy of the report snapshot stays: the cluster's history, owned by nothing, readable.
+    assert len(left) == 1 and left[0].startswith("configmaps/tidy-report-"), left
+    copy = client.CoreV1Api(sim.api).read_namespaced_config_map(left[0].split("/")[1], namespace)
+    assert not copy.metadata.owner_references
+    assert json.loads(snapshot.report_text(client.ApiClient().sanitize_for_serialization(copy)))["name"] == "tidy"
