@@ -15,6 +15,7 @@ import yaml
 from tests.ansible_run import ROOT
 
 JOB_TEMPLATES: list[dict[str, Any]] = yaml.safe_load((ROOT / "awx" / "job-template.yml").read_text())
+SCHEDULES: list[dict[str, Any]] = yaml.safe_load((ROOT / "awx" / "schedule.yml").read_text())
 # awx.awx option types as Python types.
 PYTHON_TYPES = {"str": str, "bool": bool, "int": int, "list": list, "dict": dict}
 
@@ -41,6 +42,25 @@ def test_job_template_uses_awx_options_and_a_real_playbook(template: dict[str, A
     assert (ROOT / template["playbook"]).is_file()
 
 
+@pytest.mark.parametrize("schedule", SCHEDULES, ids=lambda s: s["name"])
+def test_schedule_uses_awx_options_and_recertifies_with_history(schedule: dict[str, Any]) -> None:
+    """A recurring run: a new dated Certification each time, compared with the last, failing on a regression;
+    its extra_data are variables the roles declare."""
+    options = module_options("awx.awx.schedule")
+    for key, value in schedule.items():
+        assert key in options, f"{key} is no option of awx.awx.schedule"
+        assert isinstance(value, PYTHON_TYPES[options[key]["type"]]), (key, value)
+    assert schedule["unified_job_template"] in [t["name"] for t in JOB_TEMPLATES]
+    assert "RRULE:FREQ=WEEKLY;INTERVAL=4" in schedule["rrule"] and schedule["enabled"] is False
+    data = schedule["extra_data"]
+    assert data["certify_dated_name"] is True and data["results_enforce"] is True
+    declared = set()
+    for role in ("certify", "results"):
+        specs = yaml.safe_load((ROOT / "roles" / role / "meta" / "argument_specs.yml").read_text())["argument_specs"]
+        declared |= set(specs["main"]["options"])
+    assert set(data) <= declared, set(data) - declared
+
+
 def test_certify_template_runs_one_job_at_a_time_and_asks_for_a_limit() -> None:
     (certify,) = [t for t in JOB_TEMPLATES if t["playbook"] == "playbooks/certify.yml"]
     assert certify["survey_enabled"] and certify["ask_limit_on_launch"] and not certify["allow_simultaneous"]
@@ -52,6 +72,7 @@ def test_certify_template_runs_one_job_at_a_time_and_asks_for_a_limit() -> None:
     ("Create the credential types", ["Kubernetes bearer token (cre.certification)",
                                      "Kubeconfig, multi-context (cre.certification)"]),
     ("Create the job templates", [t["name"] for t in JOB_TEMPLATES]),
+    ("Create the schedules (disabled)", [s["name"] for s in SCHEDULES]),
 ])
 def test_import_playbook_tasks_accept_the_awx_objects(task: str, items: list[str], tmp_path) -> None:
     port = closed_port()
