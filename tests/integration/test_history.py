@@ -79,7 +79,8 @@ def test_a_fleet_baseline_trims_the_outlier_and_refuses_another_image(fleet: tup
     rc, run = ansible_module("certification_run", {
         "kubeconfig": str(east.kubeconfig), "name": "other-image", "namespace": OTHER, "poll_interval": 0.5,
         "timeout": 600, "categories": [{**CATEGORY, "options": {**CATEGORY["options"],
-                                                                "image": "registry.example/nccl-tests:other"}}]})
+                                                                "image": "registry.example/nccl-tests:other"}}]},
+        timeout=700)
     assert rc == 0 and run["phase"] == "Succeeded", run
     rc, out = ansible_module("certification_results", {
         "kubeconfig": str(east.kubeconfig), "certification": "other-image", "namespace": OTHER,
