@@ -130,8 +130,9 @@ def test_a_slowed_node_regresses_fails_only_when_enforced_and_becomes_a_repeat_o
     assert SLOW not in node_results.read_succeeded({"binaryData": succeeded_cm.binary_data})
     # NVCRE's own verdict is untouched.
     assert [c["reason"] for c in wf["status"]["conditions"] if c["type"] == "Succeeded" and c["status"] == "True"]
-    # A third certification, enforced: the node fails again and is named a repeat offender (2 of the last 3).
-    proc = certify(tmp_path, {"east": host(east, "h3", results_enforce=True)})
+    # A third certification, enforced: the node fails again and is named a repeat offender (2 of the last 3); the
+    # nodes are annotated with it.
+    proc = certify(tmp_path, {"east": host(east, "h3", results_enforce=True, results_annotate_nodes=True)})
     assert proc.returncode != 0 and "regressed node(s)" in proc.stdout, proc.stdout[-4000:]
     third = report(tmp_path, "east")
     assert third["comparison"]["against"]["name"] == "h2"
@@ -140,3 +141,8 @@ def test_a_slowed_node_regresses_fails_only_when_enforced_and_becomes_a_repeat_o
     assert sorted(offender["certifications"]) == ["h2", "h3"]
     trend = {t["figure"]: t for t in third["comparison"]["trend"] if t["category"] == KEY}
     assert [p["certification"] for p in trend["groupBusBW"]["points"]] == ["h1", "h2", "h3"]
+    nodes = {n.metadata.name: n.metadata.annotations or {} for n in core.list_node().items}
+    assert nodes[SLOW]["cre.certification/verdict"] == "Failed" and "cre.certification/certified-until" not in nodes[SLOW]
+    passed = nodes["gpu-node-000"]
+    assert passed["cre.certification/certification"] == f"{NAMESPACE}/h3" and passed["cre.certification/verdict"] == "Passed"
+    assert passed["cre.certification/certified-until"] > passed["cre.certification/certified-at"]

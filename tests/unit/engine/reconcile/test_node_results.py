@@ -61,3 +61,27 @@ def test_exact_bytes_are_deterministic():
 def test_absent_or_empty_reads_empty():
     assert node_results.read_succeeded(None) == [] and node_results.read_failed(None) == []
     assert node_results.read_succeeded(live("succeeded", [])) == []
+
+
+def test_regressed_nodes_move_from_succeeded_to_failed_once() -> None:
+    """Enforced regressions: out of the succeeded list, into the failed list with RegressionDetected; applying the
+    writes and asking again gives none (a rerun changes nothing)."""
+    configmaps = {"succeeded-nodes-0f1e2d3c": live("succeeded", ["n1", "n2", "n3"]),
+                  "failed-nodes-0f1e2d3c": live("failed", [{"name": "n9", "reason": "WorkloadFailed", "message": "x"}])}
+    entries = [{"name": "n2", "reason": "RegressionDetected", "message": "groupBusBW 360.00 is 10.0% below"}]
+    writes = node_results.regressed(WORKFLOW, configmaps, entries)
+    assert [name for name, _write in writes] == ["failed-nodes-0f1e2d3c", "succeeded-nodes-0f1e2d3c"]
+    assert all(isinstance(write, Replace) for _name, write in writes)
+    after = {name: write.obj for name, write in writes}
+    assert node_results.read_succeeded(after["succeeded-nodes-0f1e2d3c"]) == ["n1", "n3"]
+    assert [(e["name"], e["reason"]) for e in node_results.read_failed(after["failed-nodes-0f1e2d3c"])] == \
+        [("n2", "RegressionDetected"), ("n9", "WorkloadFailed")]
+    assert node_results.regressed(WORKFLOW, after, entries) == []
+
+
+def test_regressed_nodes_of_a_workflow_without_failures_create_its_failed_nodes() -> None:
+    configmaps = {"succeeded-nodes-0f1e2d3c": live("succeeded", ["n1"])}
+    writes = dict(node_results.regressed(WORKFLOW, configmaps, [{"name": "n1", "reason": "RegressionDetected",
+                                                                 "message": "m"}]))
+    assert isinstance(writes["failed-nodes-0f1e2d3c"], Create)
+    assert node_results.read_succeeded(writes["succeeded-nodes-0f1e2d3c"].obj) == []
