@@ -4,6 +4,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+# Re-exported: the report writers sort with it; it lives in api/ so history/ can sort the same way.
+from ..api.naming import natural as natural
+
 # A node's status in a category: NVCRE's Passed and Failed, or excluded before the run, or no verdict yet.
 NODE_PASSED, NODE_FAILED, NODE_SKIPPED, NODE_PENDING = "Passed", "Failed", "Skipped", "Pending"
 
@@ -25,8 +28,3 @@ def size_text(size: int) -> str:
         if size >= scale:
             return f"{size / scale:g} {unit}"
     return f"{size} B"
-
-
-def natural(name: str) -> list[Any]:
-    """group-2 before group-10."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
