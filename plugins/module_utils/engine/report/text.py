@@ -4,8 +4,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# Re-exported: the report writers sort with it; it lives in api/ so history/ can sort the same way.
-from ..api.naming import natural as natural
+# natural lives in api/ so history/ sorts the same way; the report writers keep importing it from here.
+from ..api.naming import natural
+
+__all__ = ["NODE_FAILED", "NODE_PASSED", "NODE_PENDING", "NODE_SKIPPED", "md_cell", "natural", "seconds", "size_text"]
 
 # A node's status in a category: NVCRE's Passed and Failed, or excluded before the run, or no verdict yet.
 NODE_PASSED, NODE_FAILED, NODE_SKIPPED, NODE_PENDING = "Passed", "Failed", "Skipped", "Pending"
