@@ -5,6 +5,7 @@ Every child name is a pure function of its parent, so a run resumes from the clu
 from __future__ import annotations
 
 import re
+from typing import Any
 
 WORKFLOW_MAX = 31
 JOB_MAX = 35
@@ -12,6 +13,11 @@ WORKLOAD_MAX = 44
 GENERIC_MAX = 63
 
 _HASH_SEGMENT = re.compile(r"-([0-9a-f]{5})$")
+
+
+def natural(name: str) -> list[Any]:
+    """Natural order of names: group-2 before group-10."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
 def fnv32a(text: str) -> int:

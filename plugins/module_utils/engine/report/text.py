@@ -4,6 +4,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+# natural lives in api/ so history/ sorts the same way; the report writers keep importing it from here.
+from ..api.naming import natural
+
+__all__ = ["NODE_FAILED", "NODE_PASSED", "NODE_PENDING", "NODE_SKIPPED", "md_cell", "natural", "seconds", "size_text"]
+
 # A node's status in a category: NVCRE's Passed and Failed, or excluded before the run, or no verdict yet.
 NODE_PASSED, NODE_FAILED, NODE_SKIPPED, NODE_PENDING = "Passed", "Failed", "Skipped", "Pending"
 
@@ -25,8 +30,3 @@ def size_text(size: int) -> str:
         if size >= scale:
             return f"{size / scale:g} {unit}"
     return f"{size} B"
-
-
-def natural(name: str) -> list[Any]:
-    """group-2 before group-10."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]

@@ -1,0 +1,1 @@
+"""A certification against its history: figures, baselines, rules, the comparison, repeat offenders and trends."""
