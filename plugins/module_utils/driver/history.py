@@ -112,19 +112,19 @@ def comparison(report: Obj, history: list[Earlier], args: Obj) -> Obj:
     """The report's `comparison`: against the baseline file when one is given, else the previous certification;
     repeat offenders and the trend over the history either way."""
     rules = args.get("rules") or {}
+    base: Obj = {"entries": []}
+    against: Obj | None = None
     if args.get("baseline"):
         base = load_baseline(args["baseline"], "baseline")
-        against: Obj | None = {"kind": "baseline", "name": base["metadata"]["name"],
-                               "created": base["metadata"].get("created", ""), "source": args["baseline"]}
+        against = {"kind": "baseline", "name": base["metadata"]["name"], "created": base["metadata"].get("created", ""),
+                   "source": args["baseline"]}
     elif history:
         previous = history[0]
-        base = baseline.generate([(previous.report, previous.source)], previous.report.get("name", ""),
+        base = baseline.generate([(previous.source, previous.report)], previous.report.get("name", ""),
                                  previous.report.get("created", ""))
         against = {"kind": "certification", "name": previous.report.get("name", ""),
                    "created": previous.report.get("created", ""), "source": previous.source}
-    else:
-        base, against = None, None
-    out = compare.compare(report, base, against, rules, bool(args.get("enforce")))
+    out = {**compare.compare(report, base, against or {}, rules, bool(args.get("enforce"))), "against": against}
     failed, of = repeat_window(args.get("repeat_offenders") or {})
     out["repeatOffenders"] = offenders.repeat_offenders(report, [e.report for e in history], failed, of)
     out["trend"] = trend.trend(report, [e.report for e in history])
@@ -137,7 +137,7 @@ def generate_file(args: Obj, check_mode: bool) -> Obj:
     if not found:
         raise InputError("reports", f"no report.json found in {', '.join(args['reports'])}")
     created = max(item.report.get("created", "") for item in found)
-    made = baseline.generate([(item.report, item.source) for item in found], args["name"], created,
+    made = baseline.generate([(item.source, item.report) for item in found], args["name"], created,
                              args["trim_rule"])
     text = baseline.dump(made)
     try:
