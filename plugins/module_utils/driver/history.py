@@ -62,7 +62,7 @@ def _report_paths(path: str) -> list[str]:
 def report_files(paths: list[str], option: str) -> list[Earlier]:
     """The reports in `paths` (files, or folders searched for report.json); an unreadable one is refused."""
     found = []
-    for index, given in enumerate(paths):
+    for index, given in enumerate(str(p) for p in paths):  # plain str: Ansible's tagged strings do not dump
         where = f"{option}[{index}]"
         if not os.path.exists(given):
             raise InputError(where, f"{given} does not exist: name a report.json or a folder of them")
@@ -137,8 +137,8 @@ def generate_file(args: Obj, check_mode: bool) -> Obj:
     if not found:
         raise InputError("reports", f"no report.json found in {', '.join(args['reports'])}")
     created = max(item.report.get("created", "") for item in found)
-    made = baseline.generate([(item.source, item.report) for item in found], args["name"], created,
-                             args["trim_rule"])
+    made = baseline.generate([(item.source, item.report) for item in found], str(args["name"]), created,
+                             str(args["trim_rule"]))
     text = baseline.dump(made)
     try:
         with open(args["dest"], encoding="utf-8") as handle:

@@ -152,9 +152,9 @@ def enforce(kube: Kube, data: list[Obj], regressed: list[Obj], check_mode: bool)
         entries = [{"name": r["name"], "reason": REGRESSION_DETECTED, "message": r["message"]}
                    for r in regressed if r["category"] == key]
         workflow, namespace = category["workflow"], category["workflow"]["metadata"]["namespace"]
-        for name, write in node_results.regressed(workflow, _result_configmaps(kube, namespace, workflow), entries):
+        for _name, write in node_results.regressed(workflow, _result_configmaps(kube, namespace, workflow), entries):
             changed = True
-            if not check_mode and write is not None:
+            if not check_mode:
                 _write(kube, write)
     return changed
 
@@ -194,7 +194,8 @@ def _compared(kube: Kube, cert: Obj, data: list[Obj], args: Obj, check_mode: boo
 def results(kube: Kube, args: Obj, check_mode: bool) -> Obj:
     """The report of a Certification (`args["certification"]`) or of one Workflow, and its files under `dest`."""
     namespace = args["namespace"]
-    source, snapshot_changed, warnings = "cluster", False, []
+    source, snapshot_changed = "cluster", False
+    warnings: list[str] = []
     if args["certification"]:
         cert = kube.get(Ref(API_VERSION, CERTIFICATION, namespace, args["certification"]))
         if cert is None:

@@ -91,7 +91,7 @@ def merge_failed(workflow: Obj, configmaps: dict[str, Obj], entries: list[Obj]) 
     return name, _write(workflow, live, name, FAILED_KEY, encode_failed(read_failed(live) + entries))
 
 
-def regressed(workflow: Obj, configmaps: dict[str, Obj], entries: list[Obj]) -> list[tuple[str, Create | Replace | None]]:
+def regressed(workflow: Obj, configmaps: dict[str, Obj], entries: list[Obj]) -> list[tuple[str, Create | Replace]]:
     """The writes that move regressed nodes (`entries`, reason RegressionDetected) out of the succeeded nodes and
     into the failed nodes; only the writes that change something. A node is never in both lists."""
     names = {e["name"] for e in entries}
