@@ -6,7 +6,7 @@ import copy
 import pytest
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
-from ansible_collections.cre.certification.plugins.module_utils.engine.history import baseline
+from ansible_collections.cre.certification.plugins.module_utils.engine.history import baseline, rules
 from ansible_collections.cre.certification.plugins.module_utils.engine.history.compare import compare
 from tests.unit.engine.history.reports import IMAGE, NCCL, PEAK, TRAINING, nccl, report, stored, training
 
@@ -66,7 +66,7 @@ def test_a_node_that_regressed_on_several_figures_is_named_once_with_each_figure
 def test_a_figure_the_baseline_has_but_the_run_lacks_is_a_miss():
     result = compare(slowed(bw=400.0, bandwidth={}), REFERENCE, AGAINST, {}, False)
     missing = {"category": NCCL, "group": "", "nodes": [], "figure": f"busBW@{PEAK}", "value": None,
-               "baseline": 400.0, "variance": None, "rule": "variance >= -0.05", "verdict": "missing"}
+               "baseline": 400.0, "variance": None, "rule": rules.PER_SIZE_DEFAULT, "verdict": "missing"}
     assert missing in result["figures"] and result["regressions"] == [missing]
     assert result["summary"] == {"compared": 5, "regressed": 0, "missing": 1, "refused": 0}
 

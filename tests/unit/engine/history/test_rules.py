@@ -9,8 +9,19 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.history i
 
 def test_defaults_allow_five_percent_the_worse_way():
     assert rules.effective(["groupBusBW", "busBW@8", "goodput", "tflops", "stepTime"], {}) == {
-        "groupBusBW": "variance >= -0.05", "busBW@8": "variance >= -0.05", "goodput": "variance >= -0.05",
-        "tflops": "variance >= -0.05", "stepTime": "variance <= 0.05"}
+        "groupBusBW": "variance >= -0.05", "busBW@8": "variance >= -0.05 || baseline - value < 0.015",
+        "goodput": "variance >= -0.05", "tflops": "variance >= -0.05", "stepTime": "variance <= 0.05"}
+
+
+@pytest.mark.parametrize("value, baseline, passes", [
+    (0.17, 0.18, True),     # one printed hundredth below: within what two decimals can tell apart
+    (0.18, 0.19, True),     # the same, where the float difference is a hair over 0.01
+    (0.16, 0.18, False),    # two hundredths (11%): a real drop
+    (380.0, 400.0, True),   # 5% at the peak
+    (379.0, 400.0, False),
+])
+def test_the_per_size_default_allows_one_printed_hundredth(value, baseline, passes):
+    assert rules.holds(rules.rule_for("busBW@8192", {}), value, baseline, "rules.busBW@8192") is passes
 
 
 @pytest.mark.parametrize("shorthand", ["busBW", "busBW@*"])
