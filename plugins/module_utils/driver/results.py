@@ -6,6 +6,7 @@ import json
 import os
 from typing import Any
 
+from ..engine.api import naming
 from ..engine.api.actions import Create, Ref, Replace
 from ..engine.api.errors import InputError
 from ..engine.api.objects import owned_by
@@ -152,20 +153,22 @@ def enforce(kube: Kube, data: list[Obj], regressed: list[Obj], check_mode: bool)
         entries = [{"name": r["name"], "reason": REGRESSION_DETECTED, "message": r["message"]}
                    for r in regressed if r["category"] == key]
         workflow, namespace = category["workflow"], category["workflow"]["metadata"]["namespace"]
-        for _name, write in node_results.regressed(workflow, _result_configmaps(kube, namespace, workflow), entries):
+        for name, write in node_results.regressed(workflow, _result_configmaps(kube, namespace, workflow), entries):
             changed = True
             if not check_mode:
                 _write(kube, write)
+                if isinstance(write, Create) and name.startswith("failed-nodes-"):
+                    # A Workflow with no failed node had no ref to follow: NVCRE sets it with the ConfigMap.
+                    kube.merge_patch(Ref(API_VERSION, WORKFLOW, namespace, workflow["metadata"]["name"]),
+                                     {"status": {"failedNodesRef": {"kind": "ConfigMap", "name": name}}}, "status")
     return changed
 
 
 def _result_configmaps(kube: Kube, namespace: str, workflow: Obj) -> dict[str, Obj]:
-    status = workflow.get("status") or {}
-    out = {}
-    for ref in ("succeededNodesRef", "failedNodesRef"):
-        if (name := (status.get(ref) or {}).get("name")) and (cm := kube.get(Ref("v1", "ConfigMap", namespace, name))):
-            out[name] = cm
-    return out
+    """The Workflow's two node-result ConfigMaps that exist, by their derived names (a ref may not be set yet)."""
+    uid = workflow["metadata"]["uid"]
+    names = (naming.succeeded_nodes_configmap(uid), naming.failed_nodes_configmap(uid))
+    return {name: cm for name in names if (cm := kube.get(Ref("v1", "ConfigMap", namespace, name)))}
 
 
 def _write(kube: Kube, write: Create | Replace) -> None:
