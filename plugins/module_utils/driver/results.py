@@ -185,11 +185,13 @@ def _compared(kube: Kube, cert: Obj, data: list[Obj], args: Obj, check_mode: boo
     name, namespace = cert["metadata"]["name"], cert["metadata"].get("namespace") or "default"
     created = cert["metadata"].get("creationTimestamp", "")
     built = certreport.build_report(name, data, created=created)
-    comparison = history.comparison(built, _history(kube, namespace, built, args, warnings), args)
+    earlier = _history(kube, namespace, built, args, warnings)
+    comparison = history.comparison(built, earlier, args)
     enforced = bool(comparison["enforced"] and comparison["regressedNodes"]) and \
         enforce(kube, data, comparison["regressedNodes"], check_mode)
-    if enforced and not check_mode:
+    if enforced and not check_mode:  # the nodes now failed count among this run's failures (repeat offenders)
         built = certreport.build_report(name, certification_data(kube, cert), created=created)
+        comparison = history.comparison(built, earlier, args)
     built["comparison"] = comparison
     return built, enforced
 
