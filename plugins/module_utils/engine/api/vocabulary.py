@@ -78,6 +78,7 @@ WORKLOAD_SCHEDULING_BLOCKED = "WorkloadSchedulingBlocked"
 HARDWARE_FAILURE_DETECTED = "HardwareFailureDetected"
 WORKLOAD_STALLED = "WorkloadStalled"
 WORKLOAD_RESTARTING = "WorkloadRestarting"
+REGRESSION_DETECTED = "RegressionDetected"     # ours: a figure regressed against its baseline (enforced)
 
 # ---------------------------------------------------------------- measurement reasons (measurements.md §2-§3)
 JOB_RUNNING = "JobRunning"
