@@ -25,85 +25,86 @@ SEVERITIES = (CRITICAL, HIGH, MEDIUM, LOW)
 REGRESSION_DETECTED = v.REGRESSION_DETECTED
 
 _RECERTIFY = "then certify again"
-# reason -> (severity, action for a single node or the whole run, action when the reason names a multi-node group
-# ("" = the same)).
-REMEDIES: dict[str, tuple[str, str, str]] = {
+# reason -> (severity, action: for a single node, or for the run when the reason is a category's or a run's).
+REMEDIES: dict[str, tuple[str, str]] = {
     # Hardware: the node must leave service.
     v.HARDWARE_FAILURE_DETECTED: (CRITICAL, "Drain the node and run the vendor's diagnostics (NVIDIA field "
-                                            "diagnostics / dcgmi diag -r 4) before returning it to service.", ""),
+                                            "diagnostics / dcgmi diag -r 4) before returning it to service."),
     "JobHardwareFailed": (CRITICAL, "Drain the nodes the failed-nodes list names and run the vendor's diagnostics "
-                                    "(NVIDIA field diagnostics / dcgmi diag -r 4) before returning them to service.",
-                          ""),
+                                    "(NVIDIA field diagnostics / dcgmi diag -r 4) before returning them to service."),
     # Performance and stability: the node or group is not fit as it is.
     v.THRESHOLD_VIOLATION: (HIGH, "Check the node's NICs and links (ibstat, link speed and error counters, cabling) "
-                                  "and its GPU clocks, then certify it again.",
-                            "Run the diagnose category on the group's nodes to find the slow node or link, then check "
-                            "its NICs and links."),
+                                  "and its GPU clocks, then certify it again."),
     v.THRESHOLD_VIOLATED: (HIGH, "Check the NICs and links of the group's nodes (ibstat, error counters, cabling), "
-                                 f"{_RECERTIFY}.", ""),
+                                 f"{_RECERTIFY}."),
     v.TRANSPORT_MISMATCH: (HIGH, "Install or configure the NCCL network plugin so NCCL runs over the platform's "
-                                 "network (NCCL_NET, the IB/EFA/TCPX plugin), then certify again.", ""),
+                                 "network (NCCL_NET, the IB/EFA/TCPX plugin), then certify again."),
     v.WORKLOAD_FAILED: (HIGH, "Read the failure log of the node's pod (exit code, last lines) and check the node's GPU "
-                              f"and network health, {_RECERTIFY}.", ""),
+                              f"and network health, {_RECERTIFY}."),
     v.WORKLOAD_STALLED: (HIGH, "Check the node for hung GPUs or NCCL (dmesg XID errors, nvidia-smi) and its "
-                               f"storage and network, {_RECERTIFY}.", ""),
+                               f"storage and network, {_RECERTIFY}."),
     v.JOB_TIMED_OUT: (HIGH, "Check why the workload did not finish in time (a hung GPU or a slow link on its nodes) "
-                            "or raise the Job's timeout if the test legitimately needs longer.", ""),
+                            "or raise the Job's timeout if the test legitimately needs longer."),
     "IterationsFailed": (HIGH, "Fix the failed groups' nodes the failed-nodes list names (see each node's reason), "
-                               f"{_RECERTIFY}.", ""),
+                               f"{_RECERTIFY}."),
     "JobValidationFailed": (HIGH, "Fix what the failed groups' nodes violated (see each node's reason), "
-                                  f"{_RECERTIFY}.", ""),
-    v.WORKFLOW_FAILED: (HIGH, "See the failed category's reason and fix its cause, then certify again.", ""),
+                                  f"{_RECERTIFY}."),
+    v.WORKFLOW_FAILED: (HIGH, "See the failed category's reason and fix its cause, then certify again."),
     REGRESSION_DETECTED: (MEDIUM, "Compare the node's figures with the baseline's and check what changed since "
-                                  "(driver, firmware, NCCL, cabling); a deliberate change needs a new baseline.", ""),
+                                  "(driver, firmware, NCCL, cabling); a deliberate change needs a new baseline."),
     # The run could not judge: scheduling, measurement, discovery.
     v.WORKLOAD_SCHEDULING_BLOCKED: (MEDIUM, "Free or add capacity (GPUs, NICs, the queue's quota) so the workload "
-                                            f"can be scheduled, {_RECERTIFY}.", ""),
+                                            f"can be scheduled, {_RECERTIFY}."),
     "GangSchedulingConflict": (MEDIUM, "Make the gang-scheduling settings agree (queue, scheduler name, min "
-                                       f"member) for every group, {_RECERTIFY}.", ""),
+                                       f"member) for every group, {_RECERTIFY}."),
     v.WORKLOAD_CREATION_ERROR: (MEDIUM, "Check that the training operator and its runtime are installed and the "
-                                        f"service account may create TrainJobs, {_RECERTIFY}.", ""),
+                                        f"service account may create TrainJobs, {_RECERTIFY}."),
     v.DEPENDENCY_CREATION_ERROR: (MEDIUM, "Check the category's dependencies (ConfigMaps, PVCs, secrets) can be "
-                                          f"created in the namespace, {_RECERTIFY}.", ""),
+                                          f"created in the namespace, {_RECERTIFY}."),
     v.MEASUREMENT_CREATION_ERROR: (MEDIUM, "Check that the measurement CRDs are installed and may be created in "
-                                           f"the namespace, {_RECERTIFY}.", ""),
+                                           f"the namespace, {_RECERTIFY}."),
     v.MEASUREMENT_TIMEOUT: (MEDIUM, "Check that the workload logs its results in the format the LogProfile reads "
-                                    "and raise the measurement timeout if it needs longer.", ""),
+                                    "and raise the measurement timeout if it needs longer."),
     v.MEASUREMENT_UNREADABLE: (MEDIUM, "Check the workload's log against its LogProfile: none of its result rows "
-                                       "could be trusted.", ""),
-    "MeasurementUnavailable": (MEDIUM, "Run the workload long enough to log every figure its thresholds need.", ""),
+                                       "could be trusted."),
+    "MeasurementUnavailable": (MEDIUM, "Run the workload long enough to log every figure its thresholds need."),
     v.JOB_FAILED: (MEDIUM, "The workload failed before it gave figures: read its failure log and fix the cause, "
-                           f"{_RECERTIFY}.", ""),
+                           f"{_RECERTIFY}."),
     v.NO_DATA_COLLECTED: (MEDIUM, "Check that the workload prints its results and the LogProfile matches them, "
-                                  f"{_RECERTIFY}.", ""),
+                                  f"{_RECERTIFY}."),
     v.LOGS_UNAVAILABLE: (MEDIUM, "Check that the workload pods' logs can be read (log rotation, RBAC for pods/log), "
-                                 f"{_RECERTIFY}.", ""),
+                                 f"{_RECERTIFY}."),
     v.ROWS_REFUSED: (MEDIUM, "Check the workload's log: it has result rows but none could be trusted (mixed or "
-                             "partial runs).", ""),
+                             "partial runs)."),
     "NodeDiscoveryError": (MEDIUM, "Check the node selector and that the GPU nodes carry nvidia.com/gpu.present=true "
-                                   "(GPU feature discovery running).", ""),
-    "HeterogeneousPlatform": (MEDIUM, "Select nodes of one platform (by label) for the certification.", ""),
-    "HeterogeneousGPU": (MEDIUM, "Select nodes of one GPU product (by label) for the certification.", ""),
+                                   "(GPU feature discovery running)."),
+    "HeterogeneousPlatform": (MEDIUM, "Select nodes of one platform (by label) for the certification."),
+    "HeterogeneousGPU": (MEDIUM, "Select nodes of one GPU product (by label) for the certification."),
     "StatusUpdateConflict": (MEDIUM, "Stop the other writer that keeps changing the Certification's status (a "
-                                     "resident NVCRE controller), then run the play again.", ""),
+                                     "resident NVCRE controller), then run the play again."),
     "PartitionError": (MEDIUM, "Give the category enough schedulable nodes for its nodes per job, or lower its test "
-                               "scale.", ""),
+                               "scale."),
     # Input and configuration: no node is at fault.
     v.BUILD_FAILED: (LOW, "Fix the category's definition or the detected GPU architecture the build needs, "
-                          f"{_RECERTIFY}.", ""),
-    v.CATEGORY_NOT_FOUND: (LOW, "Name a category the catalog has (cre.certification.catalog_info lists them).", ""),
-    v.CERTIFICATION_NAME_COLLISION: (LOW, "Choose another Certification name or delete the object that holds it.",
-                                     ""),
+                          f"{_RECERTIFY}."),
+    v.CATEGORY_NOT_FOUND: (LOW, "Name a category the catalog has (cre.certification.catalog_info lists them)."),
+    v.CERTIFICATION_NAME_COLLISION: (LOW, "Choose another Certification name or delete the object that holds it."),
     v.WORKFLOW_NAME_COLLISION: (LOW, "Delete the Workflow of the same name that another owner holds, or rename the "
-                                     "Certification.", ""),
-    v.JOB_NAME_COLLISION: (LOW, "Delete the Job of the same name that another owner holds.", ""),
-    v.DEPENDENCY_NAME_COLLISION: (LOW, "Delete or rename the object that holds the dependency's name.", ""),
-    v.LOG_PROFILE_NOT_FOUND: (LOW, "Install the LogProfile the workload names or fix its name.", ""),
+                                     "Certification."),
+    v.JOB_NAME_COLLISION: (LOW, "Delete the Job of the same name that another owner holds."),
+    v.DEPENDENCY_NAME_COLLISION: (LOW, "Delete or rename the object that holds the dependency's name."),
+    v.LOG_PROFILE_NOT_FOUND: (LOW, "Install the LogProfile the workload names or fix its name."),
     v.UNKNOWN_THRESHOLD_KEY: (LOW, "Use only threshold keys the measurements give (busBandwidthGBps, "
-                                   "algBandwidthGBps, goodputRatio, avgTFLOPSPerGPU, avgStepTimeSec).", ""),
-    v.INVALID_THRESHOLD_EXPRESSION: (LOW, "Fix the threshold's CEL expression (e.g. value >= 400).", ""),
-    "CheckpointPVCMissing": (LOW, "Add the checkpoint PVC the category needs to its dependencies.", ""),
-    "OverrideError": (LOW, "Fix the override the message names (its patch paths and values).", ""),
+                                   "algBandwidthGBps, goodputRatio, avgTFLOPSPerGPU, avgStepTimeSec)."),
+    v.INVALID_THRESHOLD_EXPRESSION: (LOW, "Fix the threshold's CEL expression (e.g. value >= 400)."),
+    "CheckpointPVCMissing": (LOW, "Add the checkpoint PVC the category needs to its dependencies."),
+    "OverrideError": (LOW, "Fix the override the message names (its patch paths and values)."),
+}
+
+# reason -> the action when it names a group of several nodes (else the node's action stands).
+GROUP_ACTIONS = {
+    v.THRESHOLD_VIOLATION: "Run the diagnose category on the group's nodes to find the slow node or link, then check "
+                           "its NICs and links.",
 }
 
 # Reasons the engine writes that never mark a failure (progress, success, events, a failure log's notes).
@@ -119,8 +120,8 @@ UNKNOWN = (MEDIUM, "See the reason's message; this version of the collection has
 
 def remedy(reason: str, nodes: int = 1) -> dict[str, str]:
     """`{severity, action}` for a failure reason; `nodes` > 1 when it names a group of that many nodes."""
-    severity, action, group_action = REMEDIES.get(reason, (*UNKNOWN, ""))
-    return {"severity": severity, "action": group_action if nodes > 1 and group_action else action}
+    severity, action = REMEDIES.get(reason, UNKNOWN)
+    return {"severity": severity, "action": GROUP_ACTIONS.get(reason, action) if nodes > 1 else action}
 
 
 def _rank(entry: dict[str, Any]) -> tuple[int, str]:
