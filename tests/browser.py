@@ -82,20 +82,44 @@ def colours(data: bytes) -> dict[tuple[int, ...], int]:
     return counts
 
 
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
 class Elements(HTMLParser):
-    """Every start tag with its attributes, and the text of the document, from a DOM dump."""
+    """Every start tag with its attributes, the text of the document, and each `<title>` element's text with its
+    parent's tag and attributes (an SVG shape's hover text), from a DOM dump."""
 
     def __init__(self, html: str) -> None:
         super().__init__()
         self.tags: list[tuple[str, dict[str, str]]] = []
         self.text: list[str] = []
+        self.titles: list[tuple[str, dict[str, str], str]] = []
+        self._open: list[tuple[str, dict[str, str]]] = []
+        self.colours: dict[tuple[int, ...], int] = {}
         self.feed(html)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, {k: v or "" for k, v in attrs}))
+        found = {k: v or "" for k, v in attrs}
+        self.tags.append((tag, found))
+        if tag == "title" and self._open:
+            self.titles.append((*self._open[-1], ""))
+        if tag not in VOID:
+            self._open.append((tag, found))
+
+    def handle_endtag(self, tag: str) -> None:
+        while self._open and self._open.pop()[0] != tag:
+            pass
 
     def handle_data(self, data: str) -> None:
         self.text.append(data)
+        if self._open and self._open[-1][0] == "title" and self.titles:
+            parent, attrs, text = self.titles[-1]
+            self.titles[-1] = (parent, attrs, text + data)
+
+    def titled(self, tag: str, css: str) -> list[tuple[dict[str, str], str]]:
+        """(attributes, hover text) of the `tag` elements of class `css` that hold a `<title>`."""
+        return [(attrs, text) for parent, attrs, text in self.titles
+                if parent == tag and css in attrs.get("class", "").split()]
 
     def having(self, tag: str, **attrs: str) -> list[dict[str, str]]:
         """Attributes of the `tag` elements whose attributes include `attrs` (class as one of its words)."""
@@ -108,16 +132,20 @@ class Elements(HTMLParser):
         return out
 
 
-def check_page(page: Path, png: Path) -> Elements:
-    """The page renders (many colours, not one flat fill) and its DOM parses; the DOM is returned."""
-    counts = colours(screenshot(page, png))
+def check_page(page: Path, png: Path, size: str = "1280,1600") -> Elements:
+    """The page renders (many colours, not one flat fill) and its DOM parses; the DOM is returned, with the
+    screenshot's pixel count per colour as its `colours`."""
+    counts = colours(screenshot(page, png, size))
     white = counts.get((255, 255, 255), 0)
     assert len(counts) > 20 and white < 0.97 * sum(counts.values()), f"{page.name} renders blank: {len(counts)} colours"
-    return Elements(dump_dom(page))
+    dom = Elements(dump_dom(page))
+    dom.colours = counts
+    return dom
 
 
-def check_fleet(fleet_html: Path, png: Path, verdicts: dict[str, str], cells: dict[str, set[str]]) -> None:
-    """fleet.html shows a row per host with its verdict and, per reported host, heat-map cells for `cells[host]`."""
+def check_fleet(fleet_html: Path, png: Path, verdicts: dict[str, str], cells: dict[str, set[str]]) -> Elements:
+    """fleet.html shows a row per host with its verdict and, per reported host, heat-map cells for `cells[host]`;
+    the DOM is returned."""
     dom = check_page(fleet_html, png)
     text = " ".join(dom.text)
     rows = [t for t in dom.text if t.strip()]
@@ -127,8 +155,9 @@ def check_fleet(fleet_html: Path, png: Path, verdicts: dict[str, str], cells: di
     # A heat map's cells follow its section: split the tags at each section to see whose cells they are.
     owner, found = "", {host: set() for host in cells}
     for tag, attrs in dom.tags:
-        if tag == "section":
+        if tag == "section" and "cluster" in attrs.get("class", "").split():  # not a section inside one
             owner = attrs.get("data-host", "")
         elif tag == "rect" and "cell" in attrs.get("class", "").split():
             found[owner].add(attrs["data-node"])
     assert found == cells
+    return dom

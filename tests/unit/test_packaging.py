@@ -28,6 +28,8 @@ REQUIRED = ("plugins/", "roles/", "catalog/", "crds/", "logprofiles/", "meta/run
 DISTRIBUTIONS = {"kubernetes": "kubernetes", "pydantic": "pydantic", "pydantic_core": "pydantic",
                  "jsonpatch": "jsonpatch", "jsonpointer": "jsonpointer", "yaml": "pyyaml", "celpy": "cel-python",
                  "durationpy": "durationpy", "urllib3": "urllib3"}
+# Imported by plugins/ but brought by ansible-core (the HTML report's templates): never in requirements.txt.
+CORE_DEPENDENCIES = {"jinja2": "jinja2", "markupsafe": "markupsafe"}
 
 
 def requirements() -> dict[str, Requirement]:
@@ -52,6 +54,11 @@ def test_tarball_holds_the_collection(tarball):
     for required in REQUIRED:
         assert any(name.startswith(required) for name in tarball), required
     assert "catalog/communication/" in tarball and "crds/nvcre.nvidia.com_workflows.yaml" in tarball
+    # The HTML report's templates ship beside the module that renders them.
+    templates = ROOT / "plugins" / "module_utils" / "engine" / "report" / "templates"
+    assert sorted(p.name for p in templates.glob("*.j2"))
+    for path in templates.glob("*.j2"):
+        assert f"plugins/module_utils/engine/report/templates/{path.name}" in tarball, path.name
 
 
 def test_requirements_are_what_plugins_import():
@@ -62,9 +69,22 @@ def test_requirements_are_what_plugins_import():
                 imported |= {alias.name.split(".")[0] for alias in node.names}
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 imported.add(node.module.split(".")[0])
-    third_party = imported - set(sys.stdlib_module_names) - {"ansible", "ansible_collections"}
+    third_party = imported - set(sys.stdlib_module_names) - {"ansible", "ansible_collections"} - set(CORE_DEPENDENCIES)
     assert third_party <= set(DISTRIBUTIONS), third_party - set(DISTRIBUTIONS)
     assert {DISTRIBUTIONS[name] for name in third_party} == set(requirements())
+
+
+def test_what_ansible_core_brings_is_imported_and_required_by_it():
+    """jinja2 and markupsafe come with ansible-core (the controller's own); the HTML report imports them."""
+    imported = {name for path in (ROOT / "plugins").rglob("*.py") for node in ast.walk(ast.parse(path.read_text()))
+                if isinstance(node, (ast.Import, ast.ImportFrom))
+                for name in ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""])}
+    assert {"jinja2", "markupsafe"} <= imported
+    core = {Requirement(r).name.lower() for r in metadata.requires("ansible-core") or []}
+    assert set(CORE_DEPENDENCIES.values()) <= core | {"markupsafe"} and "jinja2" in core
+    jinja = {Requirement(r).name.lower() for r in metadata.requires("jinja2") or []}
+    assert "markupsafe" in jinja
+    assert not set(CORE_DEPENDENCIES.values()) & set(requirements())
 
 
 def test_requirements_leave_ansible_to_the_dev_requirements():

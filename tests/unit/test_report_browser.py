@@ -1,5 +1,6 @@
 """fleet.html and report.html in headless Chromium: a non-blank screenshot, and a DOM with the hosts, their
-verdicts and the heat-map cells. Fails (never skips) without chromium: `make setup` installs it."""
+verdicts, the heat-map cells (with their hover text), the bandwidth curves, the trend charts and the "Compared
+with" section. Fails (never skips) without chromium: `make setup` installs it."""
 from __future__ import annotations
 
 import json
@@ -7,23 +8,68 @@ import shutil
 from pathlib import Path
 
 from ansible_collections.cre.certification.plugins.module_utils.driver.fleet import fleet_report
+from ansible_collections.cre.certification.plugins.module_utils.engine.report import charts
 from ansible_collections.cre.certification.plugins.module_utils.engine.report.html import report_html
 from tests.browser import check_fleet, check_page
 
 DATA = Path(__file__).parent / "engine" / "data" / "report"
+NODES = {"node-0", "node-1", "node-2", "node-3"}
+
+
+def _rgb(colour: str) -> tuple[int, int, int]:
+    return int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16)
 
 
 def test_fleet_and_report_pages_in_chromium(tmp_path: Path) -> None:
-    for host, name in (("east", "measured"), ("west", "passed")):
+    for host, name in (("east", "measured"), ("west", "passed"), ("north", "compared")):
         (tmp_path / host).mkdir()
         shutil.copy(DATA / f"{name}.json", tmp_path / host / "report.json")
     (tmp_path / "dead").mkdir()
     (tmp_path / "dead" / "status.json").write_text(json.dumps({"state": "error", "message": "Connection refused"}))
     fleet_report({"report_dir": [str(tmp_path)], "hosts": [], "dest": None}, False)
-    check_fleet(tmp_path / "fleet.html", tmp_path / "fleet.png", {"east": "FAILED", "west": "PASSED", "dead": "ERROR"},
-                {"east": {"node-0", "node-1", "node-2", "node-3"}, "west": set()})
+    fleet = check_fleet(tmp_path / "fleet.html", tmp_path / "fleet.png",
+                        {"east": "FAILED", "west": "PASSED", "dead": "ERROR", "north": "FAILED"},
+                        {"east": NODES, "west": set(), "north": NODES | {"node-4", "node-5"}})
+    rows = [t.strip() for t in fleet.text if t.strip()]
+    assert "vs certification cert-m-2: 3 regressed, 1 missing of 6 compared, 1 refused" in rows
+    assert "node-3 (2 of 3)" in rows
     page = tmp_path / "east" / "report.html"
     page.write_text(report_html(json.loads((DATA / "measured.json").read_text())))
     dom = check_page(page, tmp_path / "report.png")
     assert [c["data-node"] for c in dom.having("rect", class_="cell")] == ["node-0", "node-1", "node-2", "node-3"]
     assert "FAILED" in dom.text and len(dom.having("table", class_="matrix")) == 1
+    assert "Compared with" not in dom.text and not dom.having("svg", class_="trend")  # an older report: none
+
+
+def test_compared_report_shows_curves_trend_comparison_and_heatmap_titles(tmp_path: Path) -> None:
+    report = json.loads((DATA / "compared.json").read_text())
+    page = tmp_path / "report.html"
+    page.write_text(report_html(report))
+    dom = check_page(page, tmp_path / "report.png", "1280,4200")
+    text = [t.strip() for t in dom.text if t.strip()]
+    # The bandwidth chart: one curve per group, the failed and the regressed one marked, threshold and baseline.
+    curves = dom.having("path", class_="curve")
+    assert [(c["data-group"], c["class"]) for c in curves] == [
+        ("group-0", "curve curve-passed"), ("group-1", "curve curve-failed"), ("group-2", "curve curve-regressed")]
+    assert len(dom.having("line", class_="threshold")) == 1 and len(dom.having("path", class_="baseline")) == 1
+    # Drawn, not only present: the regressed curve's orange covers far more than its legend key (about 50 pixels).
+    assert dom.colours.get(_rgb(charts.REGRESSED_COLOUR), 0) > 300
+    # The trend charts: one per category figure, each point labelled with its certification, oldest first.
+    trends = dom.having("svg", class_="trend")
+    assert [(t["data-category"], t["data-figure"]) for t in trends] == [
+        ("communication/nccl-all-reduce", "groupBusBW"), ("training/nemotron5-8b", "goodput")]
+    assert [p["data-certification"] for p in dom.having("circle", class_="trend-point")] == [
+        "cert-m-1", "cert-m-2", "cert-m-3", "cert-m-2", "cert-m-3"]
+    # The Compared-with section: what it compared with and a row per figure.
+    assert "Compared with" in text and "certification cert-m-2 (2026-11-10T08:00:00Z) from configmap cert-m-2-report" in text
+    rows = dom.having("tr", class_="figure-row")
+    assert [(r["data-group"], r["data-figure"]) for r in rows] == [
+        ("", "busBW@1048576"), ("", "busBW@268435456"), ("", "busBW@8589934592"), ("group-0", "groupBusBW"),
+        ("group-1", "groupBusBW"), ("group-2", "groupBusBW"), ("group-0", "goodput")]
+    assert len(dom.having("tr", class_="verdict-regressed")) == 3
+    # The heat map: every cell carries its node, group and figure as hover text.
+    cells = dom.titled("rect", "cell")
+    assert len(cells) == 6
+    for attrs, title in cells:
+        assert title.startswith(f"node {attrs['data-node']} \u00b7 group {attrs['data-group']} \u00b7 ")
+        assert f"{float(attrs['data-busbw']):.2f} GB/s" in title

@@ -78,6 +78,7 @@ WORKLOAD_SCHEDULING_BLOCKED = "WorkloadSchedulingBlocked"
 HARDWARE_FAILURE_DETECTED = "HardwareFailureDetected"
 WORKLOAD_STALLED = "WorkloadStalled"
 WORKLOAD_RESTARTING = "WorkloadRestarting"
+REGRESSION_DETECTED = "RegressionDetected"     # ours: a figure regressed against its baseline (enforced)
 
 # ---------------------------------------------------------------- measurement reasons (measurements.md §2-§3)
 JOB_RUNNING = "JobRunning"
@@ -97,6 +98,5 @@ INVALID_THRESHOLD_EXPRESSION = "InvalidThresholdExpression"
 MEASUREMENT_TIMEOUT = "MeasurementTimeout"
 MEASUREMENT_UNREADABLE = "MeasurementUnreadable"   # ours: the bandwidth measurement refused its log's rows
 TRANSPORT_MISMATCH = "TransportMismatch"           # ours: NCCL ran over another network than the platform's
-REGRESSION_DETECTED = "RegressionDetected"       # ours: a node's figures regressed against its baseline (enforced)
 THRESHOLD_VIOLATED = "ThresholdViolated"
 THRESHOLDS_MET = "ThresholdsMet"

@@ -32,7 +32,7 @@ from ..reconcile.certification_tier import workflow_phase
 from ..spec import thresholds
 from ..spec.log_lines import go_float
 from ..spec.nccl_log import merge_transports, peak
-from . import diagnose_report
+from . import comparison_text, diagnose_report, remedies
 from .text import NODE_FAILED, NODE_PASSED, NODE_PENDING, NODE_SKIPPED, md_cell, natural, seconds, size_text
 
 TITLE = "Certification Report"
@@ -337,7 +337,7 @@ def build_report(name: str, categories: list[dict], title: str = TITLE, created:
         for node, entry in _first_records(category.get("failed") or []).items():
             failed.setdefault(node, {"name": node, "reason": entry.get("reason", ""),
                                      "message": entry.get("message", "")})
-    return {
+    return remedies.annotate({  # severity and action beside every reason (report/remedies.py)
         "title": title,
         "name": name,
         "created": created,
@@ -351,7 +351,7 @@ def build_report(name: str, categories: list[dict], title: str = TITLE, created:
         "failedNodes": [failed[n] for n in sorted(failed)],
         "result": overall_result(reports, excluded),
         "nodeResults": _node_results(reports),
-    }
+    })
 
 
 def summary(report: dict) -> dict:
@@ -414,6 +414,7 @@ def junit_xml(report: dict) -> str:
             properties = {"group": verdict["group"], **figures.get(verdict["group"], {})} if verdict["group"] else {}
             if cat.get("diagnose") and (role := diagnose_report.diagnose_role(cat["diagnose"], confirmed, node)):
                 properties["diagnose"] = role
+            properties.update(comparison_text.junit_properties(report, key, node, verdict))
             if properties:
                 holder = ET.SubElement(case, "properties")
                 for prop, value in properties.items():
@@ -515,6 +516,7 @@ def markdown(report: dict) -> str:
             lines += [f"| {md_cell(n)} | {md_cell(v['group'] or '-')} | {v['status']} | {md_cell(v['reason'])} "
                       f"| {md_cell(v['message'])} |" for n, v in cat["nodes"].items()]
             lines.append("")
+    lines += [*comparison_text.markdown_lines(report), *comparison_text.remedy_lines(report)]
     passed = sum(1 for c in report["categories"] if c["status"] == PHASE_SUCCEEDED)
     failed_nodes = [e["name"] for e in report["failedNodes"]]
     lines += ["## Summary", "", f"- Categories: {passed}/{len(report['categories'])} passed",

@@ -95,7 +95,39 @@ def host_row(host: str, folder: str, report: Obj | None, status: Obj | None) -> 
         "duration": go_duration(took) if took is not None else "",
         "error": error,
         "folder": folder,
+        **history(shown),
     }
+
+
+def history(report: Obj | None) -> Obj:
+    """`comparison` (what the host's last certification was compared with and the change: against, summary; None
+    when its report has no comparison) and `repeatOffenders`, from the report's `comparison`."""
+    found = (report or {}).get("comparison")
+    if not isinstance(found, dict):
+        return {"comparison": None, "repeatOffenders": []}
+    return {"comparison": {"against": found.get("against"), "summary": found.get("summary") or {}},
+            "repeatOffenders": [{k: e.get(k) for k in ("name", "failed", "of", "certifications", "reasons")}
+                                for e in found.get("repeatOffenders") or []]}
+
+
+def since_text(row: Obj) -> str:
+    """The change since the host's last certification: `vs certification cert-1: 1 regressed, 0 missing of 6
+    compared, 0 refused`; "nothing to compare with yet"; "" without a comparison."""
+    found = row.get("comparison")
+    if not found:
+        return ""
+    against = found.get("against")
+    if not against:
+        return "nothing to compare with yet"
+    summary = found.get("summary") or {}
+    return (f"vs {against.get('kind') or 'baseline'} {against.get('name') or '-'}: "
+            f"{summary.get('regressed', 0)} regressed, {summary.get('missing', 0)} missing of "
+            f"{summary.get('compared', 0)} compared, {summary.get('refused', 0)} refused")
+
+
+def offenders_text(row: Obj) -> str:
+    """`node-3 (2 of 3)`, one per repeat offender."""
+    return ", ".join(f"{e.get('name')} ({e.get('failed')} of {e.get('of')})" for e in row.get("repeatOffenders") or [])
 
 
 def latest(candidates: list[tuple[Obj | None, float, Any]]) -> Any:

@@ -1,10 +1,12 @@
-"""fleet.md: the fleet table (a row per inventory host), then per cluster its node × category matrix and its group
-bandwidth by rack/clique (the heat map's figures, as text)."""
+"""fleet.md: the fleet table (a row per inventory host), then per cluster the change since its last certification,
+its repeat offenders, its node × category matrix and its group bandwidth by rack/clique (the heat map's figures,
+as text)."""
 from __future__ import annotations
 
 from typing import Any
 
-from .fleet import ERROR
+from .comparison_text import offender_lines
+from .fleet import ERROR, since_text
 from .heatmap import rows as heatmap_rows
 from .text import md_cell, natural
 
@@ -21,6 +23,14 @@ def fleet_table(fleet: Obj) -> list[str]:
         lines.append(f"| {md_cell(row['host'])} | {row['verdict']} | {md_cell(row['name'] or '-')} | {categories} "
                      f"| {md_cell(failed or '-')} | {row['duration'] or '-'} | {md_cell(error or '-')} |")
     return lines
+
+
+def history_lines(row: Obj, report: Obj) -> list[str]:
+    """The change since the cluster's last certification and its repeat offenders (nothing for an older report)."""
+    since = since_text(row)
+    if not since:
+        return []
+    return [f"Since the last certification: {md_cell(since)}", "", *offender_lines(report.get("comparison") or {})]
 
 
 def matrix_lines(report: Obj) -> list[str]:
@@ -61,5 +71,5 @@ def fleet_markdown(fleet: Obj, reports: dict[str, Obj]) -> str:
         if report is None:
             continue
         lines += [f"## {md_cell(row['host'])}: {md_cell(report['name'])} ({report['result']})", "",
-                  *matrix_lines(report), *bandwidth_lines(report)]
+                  *history_lines(row, report), *matrix_lines(report), *bandwidth_lines(report)]
     return "\n".join(lines).rstrip("\n") + "\n"

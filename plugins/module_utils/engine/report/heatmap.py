@@ -9,7 +9,8 @@ from html import escape
 
 from .text import natural
 
-CELL, GAP, LABEL_WIDTH, TOP = 22, 3, 150, 22
+# Large enough to read: each cell shows its group's figure, and its node, group and figure on hover (`<title>`).
+CELL, GAP, LABEL_WIDTH, TOP, COLUMNS = 40, 4, 160, 26, 24
 # Low to high: red, amber, green (a diverging scale reads "worse / better" without a legend lookup).
 STOPS = ((0.0, (215, 48, 39)), (0.5, (254, 224, 139)), (1.0, (26, 152, 80)))
 NO_FIGURE = "#c8c8c8"
@@ -53,10 +54,14 @@ def _cell(x: int, y: int, node: str, verdict: dict, entry: dict | None, low: flo
         fill, figure, label = colour(entry["busBW"], low, high), f"{entry['busBW']:.2f}", f"{entry['busBW']:.2f} GB/s"
     below = entry is not None and entry.get("belowMin")
     stroke = ' stroke="#7a0000" stroke-width="2"' if below or status == "Failed" else ""
-    title = f"{node} · {verdict.get('group') or '-'} · {label} · {status}" + (" · below minimum" if below else "")
+    title = (f"node {node} · group {verdict.get('group') or '-'} · {label} · {status}"
+             + (" · below minimum" if below else ""))
+    shown = f"{entry['busBW']:.0f}" if entry is not None else "-"
     return (f'<rect class="cell" x="{x}" y="{y}" width="{CELL}" height="{CELL}" fill="{fill}"{stroke} '
-            f'data-node="{escape(node)}" data-busbw="{figure}" data-status="{escape(status)}">'
-            f"<title>{escape(title)}</title></rect>")
+            f'data-node="{escape(node)}" data-busbw="{figure}" data-status="{escape(status)}" '
+            f'data-group="{escape(verdict.get("group") or "")}"><title>{escape(title)}</title></rect>'
+            f'<text class="cell-value" x="{x + CELL / 2}" y="{y + CELL / 2 + 4}" text-anchor="middle" '
+            f'pointer-events="none">{shown}</text>')
 
 
 def heatmap_svg(category: dict) -> str:
@@ -68,18 +73,24 @@ def heatmap_svg(category: dict) -> str:
     values = [e["busBW"] for e in entries]
     low, high = min(values), max(values)
     verdicts = category.get("nodes") or {}
-    widest = max((len(cells) for cells in table.values()), default=1)
-    width = LABEL_WIDTH + widest * (CELL + GAP) + GAP
-    height = TOP + len(table) * (CELL + GAP) + 34
+    # A row longer than COLUMNS cells wraps onto further lines under its label.
+    lines = {label: -(-len(cells) // COLUMNS) for label, cells in table.items()}
+    widest = min(COLUMNS, max((len(cells) for cells in table.values()), default=1))
+    width = max(LABEL_WIDTH + widest * (CELL + GAP) + GAP, 260)
+    height = TOP + sum(lines.values()) * (CELL + GAP) + 34
     parts = [f'<svg class="heatmap" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" role="img" aria-label="busBW per node by {kind}">',
-             f'<text x="4" y="15" class="axis">{kind} \u00d7 node (peak busBW, GB/s)</text>']
-    for index, (label, cells) in enumerate(table.items()):
-        y = TOP + index * (CELL + GAP)
-        parts.append(f'<text x="4" y="{y + 15}" class="row-label">{escape(label)}</text>')
+             f'<text x="4" y="17" class="axis">{kind} \u00d7 node (peak busBW, GB/s)</text>']
+    line = 0
+    for label, cells in table.items():
+        y = TOP + line * (CELL + GAP)
+        parts.append(f'<text x="4" y="{y + CELL / 2 + 4}" class="row-label">{escape(label)}</text>')
         for column, (node, entry) in enumerate(cells):
-            parts.append(_cell(LABEL_WIDTH + column * (CELL + GAP), y, node, verdicts[node], entry, low, high))
-    legend_y = TOP + len(table) * (CELL + GAP) + 8
+            at_y = y + (column // COLUMNS) * (CELL + GAP)
+            parts.append(_cell(LABEL_WIDTH + (column % COLUMNS) * (CELL + GAP), at_y, node, verdicts[node], entry,
+                               low, high))
+        line += lines[label]
+    legend_y = TOP + line * (CELL + GAP) + 8
     parts.append(f'<rect x="4" y="{legend_y}" width="12" height="12" fill="{colour(low, low, high)}"/>'
                  f'<text x="20" y="{legend_y + 11}" class="legend">{low:.2f}</text>'
                  f'<rect x="80" y="{legend_y}" width="12" height="12" fill="{colour(high, low, high)}"/>'

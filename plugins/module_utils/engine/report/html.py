@@ -1,13 +1,16 @@
-"""report.html: one cluster's CertReport as a self-contained page (inline CSS and SVG, nothing fetched).
+"""report.html: one cluster's CertReport as a self-contained page (inline CSS and SVG, nothing fetched), rendered
+from the Jinja2 templates in templates/ (autoescape on).
 
-Verdict, categories with their figures, the node × category matrix, failed nodes with reasons, each category's
-bandwidth table and group-bandwidth heat map. Pure: the report in, HTML text out; every value is escaped.
+Verdict, categories with their figures, the "Compared with" section (report["comparison"]), the node × category
+matrix, failed nodes with reasons, severities and actions, the remedies, and per category its bandwidth chart,
+group-bandwidth heat map, trend charts and bandwidth table. Pure: the report in, HTML text out; `view` turns a
+report into what the templates show, every picture built by a pure function that escapes its text.
 """
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
+from . import charts, comparison_text, pages
 from .certreport import TITLE
 from .heatmap import heatmap_svg
 from .text import natural, size_text
@@ -21,41 +24,19 @@ th{background:#f2f2f2}td.num{text-align:right}
 .v-PASSED,.s-Succeeded,.s-Passed{background:#1a7f37;color:#fff}.v-FAILED,.v-ERROR,.s-Failed{background:#c62828;color:#fff}
 .v-INCOMPLETE,.s-Skipped{background:#b26a00;color:#fff}.v-RUNNING,.s-InProgress,.s-Pending,.s-Running{background:#546e7a;color:#fff}
 .none{color:#777}.error{color:#c62828;font-weight:600}section.cluster{border-top:3px solid #d0d0d0;margin-top:24px}
-svg.heatmap text{font:11px system-ui,sans-serif;fill:#1d1d1d}
+.sev-critical{background:#7a0000;color:#fff}.sev-high{background:#c62828;color:#fff}.sev-medium{background:#ef6c00;color:#fff}
+.sev-low{background:#fbc02d}.verdict-regressed,.verdict-missing{background:#ffe0b2}td.verdict-ok{background:#c8e6c9}
+section.compared-with{border-left:4px solid #6a1b9a;padding-left:10px}.against{font-weight:600}
+svg text{font:12px system-ui,sans-serif;fill:#1d1d1d}svg.heatmap text.cell-value{font-size:11px;fill:#111}
+svg .trend-title{font-weight:600}div.trends{display:flex;flex-wrap:wrap;gap:12px}
+svg.bandwidth-chart,svg.heatmap,svg.trend{display:block;margin:8px 0}
 """
 
-STATUS_CLASS = ("Succeeded", "Failed", "Passed", "Skipped", "Pending", "Running", "InProgress")
+Obj = dict[str, Any]
 
 
 def esc(value: Any) -> str:
-    return escape(str(value), quote=True)
-
-
-def page(title: str, body: str) -> str:
-    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{esc(title)}</title>\n'
-            f"<style>{STYLE}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
-
-
-def verdict(text: str) -> str:
-    return f'<span class="verdict v-{esc(text)}">{esc(text)}</span>'
-
-
-def status_cell(status: str) -> str:
-    css = f' class="s-{status}"' if status in STATUS_CLASS else ""
-    return f"<td{css}>{esc(status or '-')}</td>"
-
-
-def table(headers: list[str], rows: list[list[str]], css: str = "") -> str:
-    """`rows` are lists of ready `<td>` cells (so a cell can carry its class); headers are escaped here."""
-    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
-    body = "".join(f"<tr>{''.join(cells)}</tr>" for cells in rows)
-    klass = f' class="{css}"' if css else ""
-    return f"<table{klass}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def td(value: Any, numeric: bool = False) -> str:
-    text = "-" if value in ("", None) else value
-    return f'<td class="num">{esc(text)}</td>' if numeric else f"<td>{esc(text)}</td>"
+    return pages.esc(value)
 
 
 def category_key(category: dict) -> str:
@@ -75,65 +56,72 @@ def figures(category: dict) -> str:
     return "; ".join(out)
 
 
-def categories_table(report: dict) -> str:
-    rows = [[td(category_key(c)), status_cell(c["status"]), td(c.get("runtime")), td(c.get("nodesPerJob"), True),
-             td(c.get("jobs"), True), td(", ".join(c.get("transport") or [])), td(figures(c)),
-             td(c.get("failureReason"))] for c in report.get("categories") or []]
-    return table(["Category", "Status", "Duration", "Nodes/Job", "Jobs", "Transport", "Measured", "Failure"], rows,
-                 "categories")
+def _categories(report: Obj) -> list[Obj]:
+    return [{"key": category_key(c), "status": c["status"], "runtime": c.get("runtime"),
+             "nodesPerJob": c.get("nodesPerJob"), "jobs": c.get("jobs"), "transport": ", ".join(c.get("transport") or []),
+             "measured": figures(c), "failure": c.get("failureReason")} for c in report.get("categories") or []]
 
 
-def matrix(report: dict) -> str:
-    """Node × category: each node's verdict in each category (`-` where the category never placed it)."""
+def _matrix(report: Obj) -> Obj:
+    """Node × category: each node's verdict in each category ("" where the category never placed it)."""
     categories = report.get("categories") or []
     nodes = sorted({n for c in categories for n in c.get("nodes") or {}}, key=natural)
-    if not nodes:
-        return '<p class="none">No node has a verdict yet.</p>'
-    rows = [[td(node)] + [status_cell(((c.get("nodes") or {}).get(node) or {}).get("status", "")) for c in categories]
-            for node in nodes]
-    return table(["Node", *[category_key(c) for c in categories]], rows, "matrix")
+    return {"columns": [category_key(c) for c in categories],
+            "rows": [(node, [((c.get("nodes") or {}).get(node) or {}).get("status", "") for c in categories])
+                     for node in nodes]}
 
 
-def failed_nodes(report: dict) -> str:
-    entries = report.get("failedNodes") or []
-    if not entries:
-        return '<p class="none">Failed nodes: none.</p>'
-    rows = [[td(e["name"]), td(e.get("reason")), td(e.get("message"))] for e in entries]
-    return table(["Node", "Reason", "Message"], rows, "failed-nodes")
-
-
-def bandwidth_table(category: dict) -> str:
-    rows = [[td(size_text(b["size"]), True), td(f"{b['algBW']:.2f}", True), td(f"{b['busBW']:.2f}", True),
-             td(b["samples"], True)] for b in category.get("bandwidth") or []]
-    return table(["Size", "AlgBW GB/s", "BusBW GB/s", "Samples"], rows, "bandwidth") if rows else ""
-
-
-def category_details(report: dict) -> str:
-    """Per category with figures: its bandwidth table and its heat map."""
-    parts = []
+def _details(report: Obj) -> list[Obj]:
+    """Per category with figures: its bandwidth chart, heat map, trend charts and bandwidth table."""
+    found = comparison_text.comparison(report)
+    out = []
     for category in report.get("categories") or []:
-        picture, bandwidth = heatmap_svg(category), bandwidth_table(category)
-        if picture or bandwidth:
-            parts.append(f"<h3>{esc(category_key(category))}</h3>{bandwidth}{picture}")
-    return "".join(parts)
+        key = category_key(category)
+        chart, heatmap = charts.bandwidth_svg(category, key, found), heatmap_svg(category)
+        trends = charts.trends(key, found)
+        bandwidth = [{"size": size_text(b["size"]), "algBW": f"{b['algBW']:.2f}", "busBW": f"{b['busBW']:.2f}",
+                      "samples": b["samples"]} for b in category.get("bandwidth") or []]
+        if chart or heatmap or trends or bandwidth:
+            out.append({"key": key, "chart": pages.markup(chart), "heatmap": pages.markup(heatmap),
+                        "trends": [pages.markup(t) for t in trends], "bandwidth": bandwidth,
+                        "image": category.get("image") or "", "threshold": category.get("threshold") or ""})
+    return out
 
 
-def facts(report: dict) -> str:
-    rows = [[td(report.get("platform")), td(report.get("gpu")), td(report.get("totalNodes"), True),
-             td(len(report.get("excludedNodes") or []), True), td(report.get("exclusionReason"))]]
-    return table(["Platform", "GPU", "Total Nodes", "Excluded Nodes", "Exclusion"], rows, "facts")
+def _comparison(report: Obj) -> Obj | None:
+    """The "Compared with" section, or None for a report without a comparison (older versions)."""
+    found = comparison_text.comparison(report)
+    if found is None:
+        return None
+    return {"against": comparison_text.against_text(found), "compared": bool(found.get("against")),
+            "summary": comparison_text.summary_text(found), "rows": comparison_text.figure_rows(found),
+            "refused": [str(e.get("message", "")) for e in found.get("refused") or []],
+            "regressed": [{"name": e.get("name", ""), "category": e.get("category", ""), "group": e.get("group", ""),
+                           "message": e.get("message", "")} for e in found.get("regressedNodes") or []],
+            "offenders": [{"name": e.get("name", ""), "history": comparison_text.offender_text(e)}
+                          for e in found.get("repeatOffenders") or []]}
 
 
-def cluster_body(report: dict) -> str:
-    """Everything of one cluster's report below its heading."""
-    passed = sum(1 for c in report.get("categories") or [] if c["status"] == "Succeeded")
-    return (f"<p>Result: {verdict(report['result'])} &nbsp; Categories: {passed}/{len(report.get('categories') or [])}"
-            f" passed</p>{facts(report)}<h3>Categories</h3>{categories_table(report)}"
-            f"<h3>Node \u00d7 category</h3>{matrix(report)}<h3>Failed nodes</h3>{failed_nodes(report)}"
-            f"{category_details(report)}")
+def view(report: Obj) -> Obj:
+    """What the templates show of one cluster's report."""
+    categories = report.get("categories") or []
+    return {
+        "result": report["result"], "passed": sum(1 for c in categories if c["status"] == "Succeeded"),
+        "total": len(categories), "platform": report.get("platform"), "gpu": report.get("gpu"),
+        "gpuProduct": report.get("gpuProduct") or "", "created": report.get("created") or "",
+        "totalNodes": report.get("totalNodes"), "excluded": len(report.get("excludedNodes") or []),
+        "exclusionReason": report.get("exclusionReason"), "categories": _categories(report),
+        "comparison": _comparison(report), "matrix": _matrix(report),
+        "failedNodes": [{"name": e["name"], "reason": e.get("reason"), "message": e.get("message"),
+                         "severity": e.get("severity") or "", "action": e.get("action") or ""}
+                        for e in report.get("failedNodes") or []],
+        "remedies": [{"reason": e.get("reason", ""), "severity": e.get("severity", ""), "action": e.get("action", ""),
+                      "nodes": ", ".join(e.get("nodes") or [])} for e in report.get("remedies") or []],
+        "details": _details(report),
+    }
 
 
 def report_html(report: dict) -> str:
     """report.html of one cluster."""
     title = f"{report.get('title') or TITLE}: {report['name']}"
-    return page(title, f"<h1>{esc(title)}</h1>\n{cluster_body(report)}")
+    return pages.render("report.html.j2", title=title, style=pages.markup(STYLE), report=view(report))

@@ -44,10 +44,11 @@ def test_junit_counts(path: Path) -> None:
 # NVCRE's CertReport fields (surroundings.md §3.5, user-docs §3.8); our additions are listed apart.
 REPORT = {"title", "name", "platform", "gpu", "totalNodes", "excludedNodes", "exclusionReason", "categories",
           "failedNodes", "result", "nodeResults"}
-REPORT_OURS = {"created", "gpuProduct"}
+REPORT_OURS = {"created", "gpuProduct", "remedies"}
 CATEGORY = {"domain", "variant", "status", "failureReason", "runtime", "testScale", "nodesPerJob", "jobs", "mnnvl",
             "failedGroups", "cliques", "domains", "bandwidth", "transport", "groupBandwidth", "iterations"}
 OURS = {"workflow", "failureCondition", "nodes", "diagnose", "diagnoseRounds", "image", "threshold"}
+REMEDY = {"severity", "action"}  # ours, beside every reason (report/remedies.py)
 ITEMS = {"failedNodes": {"name", "reason", "message"}, "nodeResults": {"name", "group", "rack", "status"}}
 CATEGORY_ITEMS = {"bandwidth": {"size", "algBW", "busBW", "samples"},
                   "groupBandwidth": {"groupName", "nodes", "busBW", "transport", "belowMin", "failed", "curve"},
@@ -63,7 +64,9 @@ def test_nvcre_shape(path: Path) -> None:
     got = _build(path)[1]
     assert set(got) == REPORT | REPORT_OURS
     for key, fields in ITEMS.items():
-        assert all(set(item) == fields for item in got[key])
+        assert all(set(item) - REMEDY == fields for item in got[key])
+    assert all(set(e) == ITEMS["failedNodes"] | REMEDY for e in got["failedNodes"] if e["reason"])
+    assert {r["reason"] for r in got["remedies"]} >= {e["reason"] for e in got["failedNodes"]}
     assert {n["status"] for n in got["nodeResults"]} <= {"Passed", "Failed"}
     names = [e["name"] for e in got["failedNodes"]]
     assert names == sorted(set(names))
@@ -73,7 +76,8 @@ def test_nvcre_shape(path: Path) -> None:
             assert all(set(item) == fields for item in cat.get(key, []))
         assert cat["mnnvl"] in ("Enabled", "Disabled", "")
         for group in cat["failedGroups"]:
-            assert set(group) - {"failureLog"} == {"name", "nodeCount", "nodes", "reason"}
+            assert set(group) - {"failureLog"} - REMEDY == {"name", "nodeCount", "nodes", "reason"}
+            assert REMEDY <= set(group) or not group["reason"]
             assert set(group.get("failureLog", {})) <= {"podName", "nodeName", "exitCode", "reason", "tail"}
         assert "GroupFailed" not in {v["reason"] for v in cat["nodes"].values()}
 

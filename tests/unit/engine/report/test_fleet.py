@@ -46,7 +46,7 @@ def test_a_reported_host_row() -> None:
                        {"category": "inference/dynamo-vllm", "status": "Succeeded", "failureReason": ""}],
         "categoriesPassed": 1, "categoriesTotal": 2,
         "failedNodes": [{"name": "node-1", "reason": "HardwareFailureDetected", "message": "XID 79 on GPU 3"}],
-        "duration": "2m3s", "error": None, "folder": "/r/east"}
+        "duration": "2m3s", "error": None, "folder": "/r/east", "comparison": None, "repeatOffenders": []}
     assert row["categories"][0]["failureReason"]  # the Workflow's Failed message
 
 
