@@ -32,8 +32,8 @@ def test_report_files_reads_files_and_folders_and_dates_old_reports_by_their_mti
 
 
 @pytest.mark.parametrize("content, problem", [("{", "reading"), ("[1]", "is not a certification report")])
-def test_report_files_refuses_what_is_not_a_report_with_the_option_path(tmp_path: Path, content: str,
-                                                                         problem: str) -> None:
+def test_report_files_refuses_what_is_not_a_report_with_the_option_path(
+        tmp_path: Path, content: str, problem: str) -> None:
     (tmp_path / "report.json").write_text(content)
     with pytest.raises(InputError) as caught:
         history.report_files([str(tmp_path)], "history_reports")
@@ -53,8 +53,8 @@ def test_earlier_keeps_older_reports_of_other_certifications_newest_first_once()
     assert [(e.report["name"], e.source) for e in history.earlier(current, found)] == [("c2", "b"), ("c1", "a")]
 
 
-@pytest.mark.parametrize("option, window", [({}, (2, 3)), ({"failed": 3, "of": 5}, (3, 5)), ({"failed": 1, "of": 1},
-                                                                                          (1, 1))])
+@pytest.mark.parametrize("option, window", [
+    ({}, (2, 3)), ({"failed": 3, "of": 5}, (3, 5)), ({"failed": 1, "of": 1}, (1, 1))])
 def test_repeat_window(option: dict, window: tuple[int, int]) -> None:
     assert history.repeat_window(option) == window
 

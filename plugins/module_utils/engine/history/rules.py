@@ -1,9 +1,10 @@
 """Regression rules: CEL over ``value``, ``baseline`` and ``variance`` (all doubles), one per figure.
 
 ``variance`` is ``(value - baseline) / baseline``. The defaults allow 5% in the worse direction of the figure's
-kind (and, per message size, one printed hundredth of a GB/s). User rules are ``{figure: expression}``; ``busBW`` (or ``busBW@*``) stands for the busBW of every message
-size, and an exact ``busBW@<size>`` wins over it. Expressions compile through spec/cel.py, so a bad one is an
-``InputError`` at ``rules.<figure>`` before anything is compared. The same variables serve the baseline trim rule.
+kind (and, per message size, one printed hundredth of a GB/s). User rules are ``{figure: expression}``;
+``busBW`` (or ``busBW@*``) stands for the busBW of every message size, and an exact ``busBW@<size>`` wins over
+it. Expressions compile through spec/cel.py, so a bad one is an ``InputError`` at ``rules.<figure>`` before
+anything is compared. The same variables serve the baseline trim rule.
 """
 from __future__ import annotations
 
