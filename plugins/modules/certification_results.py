@@ -28,7 +28,7 @@ description:
     snapshot, so the files can be written again when the controller that ran was a throwaway container.
   - Compares a Certification's report with history (docs/history.md). Against the baseline file O(baseline) when
     one is given, else against the previous certification in the namespace (the newest report snapshot of another
-    Certification created before this one) or in O(history_reports): per category and group, each figure
+    Certification created before this one) or in O(history_reports); per category and group, each figure
     (C(groupBusBW), C(busBW@<size>), C(goodput), C(tflops), C(stepTime)) with the baseline, the variance
     C((value - baseline) / baseline) and the verdict of its CEL rule (O(rules)). A figure the baseline has and the run
     lacks is a miss. Figures whose keys differ (GPU product, platform, category, nodes per job, image) are never
@@ -40,7 +40,7 @@ description:
   - With O(annotate_nodes), each node with a verdict gets the annotations C(cre.certification/certification),
     C(cre.certification/certified-at), C(cre.certification/verdict) and, when it passed,
     C(cre.certification/certified-until) (O(certified_for_days) later). Needs C(patch) on nodes
-    (C(rbac/60-clusterrole-node-annotations.yaml)).
+    (C(rbac/optional/)).
   - C(changed) is true only when a file's content, the snapshot, a node-result ConfigMap or a node's annotations
     changed.
   - Runs on the controller. Writes only the snapshot to the cluster, and with O(enforce) or O(annotate_nodes) what
@@ -90,8 +90,8 @@ options:
     default: []
   baseline:
     description:
-      - A baseline file (C(cre.certification.baseline_generate) writes one; YAML or JSON, C(apiVersion:
-        cre.certification/v1), C(kind: Baseline)) to compare with instead of the previous certification.
+      - A baseline file (M(cre.certification.baseline_generate) writes one; YAML or JSON, C(apiVersion)
+        C(cre.certification/v1), C(kind) C(Baseline)) to compare with instead of the previous certification.
     type: path
   rules:
     description:

@@ -3,7 +3,7 @@
 Annotations (ours, `cre.certification/`): `certification` (`<namespace>/<name>`), `certified-at` (the
 Certification's creation time, so a rerun of the report writes nothing new), `verdict` (`Passed` or `Failed`)
 and, on a passed node, `certified-until` (`certified-at` plus the validity in days). A failed node's
-`certified-until` is removed. Needs `patch` on nodes: `rbac/60-clusterrole-node-annotations.yaml`, apart from the
+`certified-until` is removed. Needs `patch` on nodes: `rbac/optional/`, apart from the
 rest because most runs never ask for it.
 """
 from __future__ import annotations
