@@ -12,7 +12,8 @@ version_added: 0.2.0
 description:
   - Reads certification reports (C(report.json) files, or folders searched for them, such as the C(cre-reports/)
     of C(playbooks/certify.yml) over a fleet) and writes a baseline file (YAML, C(apiVersion) C(cre.certification/v1),
-    C(kind) C(Baseline)) that M(cre.certification.certification_results) compares later runs with (its C(baseline) option). docs/history.md describes the format.
+    C(kind) C(Baseline)) that M(cre.certification.certification_results) compares later runs with (its C(baseline)
+    option). docs/history.md describes the format.
   - Figures are kept per key - GPU product, platform, category, nodes per job and workload image - so unlike runs
     never share a reference. Per figure (C(groupBusBW), C(busBW@<size>), C(goodput), C(tflops), C(stepTime)) the
     samples are every group's value in every report; outliers are trimmed iteratively (the mean is computed, every

@@ -66,7 +66,10 @@ def test_compared_report_shows_curves_trend_comparison_and_heatmap_titles(tmp_pa
     assert [(r["data-group"], r["data-figure"]) for r in rows] == [
         ("", "busBW@1048576"), ("", "busBW@268435456"), ("", "busBW@8589934592"), ("group-0", "groupBusBW"),
         ("group-1", "groupBusBW"), ("group-2", "groupBusBW"), ("group-0", "goodput")]
-    assert len(dom.having("tr", class_="verdict-regressed")) == 3
+    assert sum("verdict-regressed" in r["class"].split() for r in rows) == 3
+    # The regressions and misses come first, in a table of their own; every figure stays one click away.
+    assert len(dom.having("tr", class_="verdict-regressed")) == 6 and len(dom.having("tr", class_="verdict-missing")) == 2
+    assert len(dom.having("table", class_="regressions")) == 1 and len(dom.having("details", class_="all-figures")) == 1
     # The heat map: every cell carries its node, group and figure as hover text.
     cells = dom.titled("rect", "cell")
     assert len(cells) == 6
