@@ -33,10 +33,12 @@ QUESTIONS: dict[str, list[tuple[str, str]]] = {
         ("certify_timeout", "Timeout (seconds)"),
         ("certify_poll_interval", "Poll interval (seconds)"),
         ("certify_heartbeat", "Heartbeat (seconds)"),
+        ("certify_dated_name", "Name each run after its day (recurring runs)"),
     ],
     "results": [
         ("results_fail_on_failure", "Fail the job on a FAILED result"),
         ("results_fail_on_incomplete", "Fail the job on an unfinished run"),
+        ("results_enforce", "Fail the job on a regression against the previous certification"),
     ],
 }
 # The longest free text AWX's survey editor offers by default (characters).
