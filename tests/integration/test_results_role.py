@@ -94,7 +94,9 @@ def test_results_role(sim, namespace: str, tmp_path: Path) -> None:
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["result"] == "FAILED"
     assert (report["platform"], report["gpu"], report["totalNodes"]) == ("aws", "gb200", 4)
-    assert report["failedNodes"] == FAILED
+    # NVCRE's record, with our severity and recommended action beside it.
+    assert [{k: e[k] for k in ("name", "reason", "message")} for e in report["failedNodes"]] == FAILED
+    assert [(e["severity"], e["action"].split(" ")[0]) for e in report["failedNodes"]] == [("critical", "Drain")]
     category = report["categories"][0]
     assert (category["status"], category["nodesPerJob"], category["failedGroups"][0]["nodes"]) == \
         ("Failed", 2, ["node-0", "node-1"])
@@ -104,7 +106,8 @@ def test_results_role(sim, namespace: str, tmp_path: Path) -> None:
     assert category["bandwidth"] == [{"size": 8, "algBW": 0.0, "busBW": 0.0, "samples": 1},
                                      {"size": 8589934592, "algBW": 451.8, "busBW": 847.12, "samples": 1}]
     assert category["groupBandwidth"] == [{"groupName": "group-1", "nodes": NODES[2:], "busBW": 847.12,
-                                           "transport": "IB", "belowMin": False, "failed": False}]
+                                           "transport": "IB", "belowMin": False, "failed": False,
+                                           "curve": [[8, 0.0], [8589934592, 847.12]]}]
 
     suite = ET.fromstring((tmp_path / "junit.xml").read_text()).find("testsuite")
     assert (suite.get("name"), suite.get("tests"), suite.get("failures")) == ("communication/nccl-all-reduce", "4", "2")
