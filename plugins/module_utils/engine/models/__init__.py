@@ -17,10 +17,12 @@ from .job import (
 from .measurement import DEFAULT_SAMPLE_INTERVAL, BandwidthMeasurement, GoodputMeasurement, LogProfile
 from .parse import dump, field_path, parse
 from .workflow import Workflow, WorkflowSpec
+from .workloadrun import WorkloadRun, WorkloadRunSpec
 
 # The kinds we serve (the CRD generator walks them).
 KINDS: dict[str, type] = {"Workflow": Workflow, "Job": Job, "Certification": Certification, "LogProfile": LogProfile,
-                          "BandwidthMeasurement": BandwidthMeasurement, "GoodputMeasurement": GoodputMeasurement}
+                          "BandwidthMeasurement": BandwidthMeasurement, "GoodputMeasurement": GoodputMeasurement,
+                          "WorkloadRun": WorkloadRun}
 
 
 def parse_workflow(obj: dict[str, Any]) -> Workflow:
@@ -35,10 +37,15 @@ def parse_certification(obj: dict[str, Any]) -> Certification:
     return parse(Certification, obj)
 
 
+def parse_workload_run(obj: dict[str, Any]) -> WorkloadRun:
+    return parse(WorkloadRun, obj)
+
+
 __all__ = [
     "API_VERSION", "GROUP", "VERSION", "KINDS", "DEFAULT_QUEUE", "DEFAULT_QUEUE_LABEL_KEY", "DEFAULT_MEASUREMENT_TIMEOUT",
     "DEFAULT_SAMPLE_INTERVAL", "DEFAULT_SCHEDULING_STALL_GRACE_SECONDS", "DEFAULT_STARTUP_STALL_TIMEOUT_SECONDS",
     "BandwidthMeasurement", "CategoryOptions", "Certification", "CertificationSpec", "GangSchedulerSpec",
     "GoodputMeasurement", "Job", "JobSpec", "LogProfile", "Workflow", "WorkflowSpec",
-    "WorkloadMetadata", "dump", "field_path", "parse", "parse_certification", "parse_job", "parse_workflow",
+    "WorkloadMetadata", "WorkloadRun", "WorkloadRunSpec", "dump", "field_path", "parse", "parse_certification",
+    "parse_job", "parse_workflow", "parse_workload_run",
 ]

@@ -37,6 +37,12 @@ def _nic_resource_name(name: str) -> str:
     return name
 
 
+# An extended resource name outside the reserved domains (Certification options and WorkloadRun).
+NicResourceName = Annotated[str, StringConstraints(max_length=317, pattern=QUALIFIED_NAME),
+                            AfterValidator(_nic_resource_name), Field(json_schema_extra={VALIDATIONS: [
+                                cel(f"!self.matches({cel_string(_RESERVED_NIC)})", NIC_DOMAIN_MESSAGE)]})]
+
+
 # ---- resources: CEL on the API server, the same rules here ----
 
 def _negative_message(side: str, name: str) -> str:
@@ -103,9 +109,7 @@ class CategoryOptions(K8sModel):
     """GPUs each workload pod requests. Default: the architecture's GPU count (8 on H100, 4 on GB200)."""
     mlnx_per_node: Annotated[int, Field(ge=0)] | None = None
     """RDMA NICs each pod requests; 0 opts out of the NIC request. Default: the architecture's NIC count."""
-    nic_resource_name: Annotated[str, StringConstraints(max_length=317, pattern=QUALIFIED_NAME),
-                                 AfterValidator(_nic_resource_name), Field(json_schema_extra={VALIDATIONS: [
-                                     cel(f"!self.matches({cel_string(_RESERVED_NIC)})", NIC_DOMAIN_MESSAGE)]})] | None = None
+    nic_resource_name: NicResourceName | None = None
     """Extended resource name of the RDMA NICs (e.g. rdma/ib). Default: the one rdma/* or nvidia.com/mlnxnics
     resource every target node offers at mlnxPerNode, else none. The kubernetes.io and k8s.io domains are refused.
     """

@@ -74,6 +74,13 @@ KIND_INFO: dict[str, KindInfo] = {
         {"name": "Goodput", "type": "string", "jsonPath": ".status.result"},
         {"name": "Step", "type": "integer", "jsonPath": ".status.currentStep"},
         _AGE]),
+    "WorkloadRun": KindInfo("workloadruns", [
+        {"name": "Status", "type": "string", "jsonPath": f"{_STATUS}.type"},
+        {"name": "Reason", "type": "string", "jsonPath": f"{_STATUS}.reason"},
+        {"name": "Workflow", "type": "string", "jsonPath": ".status.workflowRef.name", "priority": 1},
+        {"name": "Platform", "type": "string", "jsonPath": ".status.detectedPlatform"},
+        {"name": "GPU", "type": "string", "jsonPath": ".status.detectedGPUArchitecture"},
+        _AGE]),
 }
 
 

@@ -88,6 +88,11 @@ def test_defaults_are_crd_defaults_only():
         "LogProfile spec.workerStrategy.lifecyclePod": "first",
         "LogProfile spec.workerStrategy.trainingStepPod": "first",
         "LogProfile spec.workerStrategy.replicatedJobName": "trainer",
+        "WorkloadRun spec.bandwidthMeasurement.sampleInterval": "60s",
+        "WorkloadRun spec.goodputMeasurement.sampleInterval": "60s",
+        "WorkloadRun spec.framework.mpi.mpiImplementation": "OpenMPI",
+        "WorkloadRun spec.overrides.[].orchestration.execution.maxConcurrent": 0,
+        "WorkloadRun spec.overrides.[].orchestration.execution.retryFailedGroups": 0,
     }
 
 
