@@ -21,6 +21,7 @@ from ..engine.api.vocabulary import (
     TRAINER_GROUP,
     TRAINJOB,
     WORKFLOW,
+    WORKLOAD_RUN,
 )
 from ..kube.errors import JOBSET_GROUP, RBAC_DOC, NotServed, Target, install_fix
 from ..kube.rest import Kube
@@ -78,6 +79,12 @@ WORKFLOW_KINDS = ((API_VERSION, WORKFLOW), (API_VERSION, JOB), (API_VERSION, BAN
                   (API_VERSION, GOODPUT_MEASUREMENT), (API_VERSION, LOG_PROFILE), (TRAINER_API_VERSION, TRAINJOB),
                   (JOBSET_API_VERSION, "JobSet"))
 CERTIFICATION_KINDS = ((API_VERSION, CERTIFICATION),)
+WORKLOAD_RUN_PERMISSIONS = (
+    Permission(GROUP, "workloadruns", ("get", "create")),
+    Permission(GROUP, "workloadruns", ("update",), "status"),
+    Permission(GROUP, "workflows", ("create",)),
+)
+WORKLOAD_RUN_KINDS = ((API_VERSION, WORKLOAD_RUN),)
 
 
 class PreflightFailure(DriverError):
@@ -118,11 +125,14 @@ def denied(kube: Kube, namespace: str, permissions: tuple[Permission, ...]) -> l
     return [p.text(verb, namespace) for (p, verb), ok in zip(checks, answers) if not ok]
 
 
-def preflight(kube: Kube, namespace: str, subject: str, certification: bool = False) -> None:
+def preflight(kube: Kube, namespace: str, subject: str, certification: bool = False,
+              workload_run: bool = False) -> None:
     """Raise PreflightFailure listing every missing API and permission of a run in `namespace`; `subject`
     names what the run drives ("Workflow nvcre/x")."""
-    kinds = WORKFLOW_KINDS + (CERTIFICATION_KINDS if certification else ())
-    permissions = WORKFLOW_PERMISSIONS + (CERTIFICATION_PERMISSIONS if certification else ())
+    kinds = WORKFLOW_KINDS + (CERTIFICATION_KINDS if certification else ()) + (
+        WORKLOAD_RUN_KINDS if workload_run else ())
+    permissions = WORKFLOW_PERMISSIONS + (CERTIFICATION_PERMISSIONS if certification else ()) + (
+        WORKLOAD_RUN_PERMISSIONS if workload_run else ())
     absent = missing_kinds(kube, kinds)
     forbidden = denied(kube, namespace, permissions)
     if not absent and not forbidden:

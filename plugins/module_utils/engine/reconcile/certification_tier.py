@@ -407,14 +407,15 @@ def certification_progress(certification: Obj, workflows: list[Obj | None]) -> O
     return result
 
 
-def conditions(old: list[Obj], chosen: Obj, validation_failed: bool, generation: int, now: str) -> list[Obj]:
+def conditions(old: list[Obj], chosen: Obj, validation_failed: bool, generation: int, now: str,
+               validation_message: str = VALIDATION_MESSAGE) -> list[Obj]:
     """Exclusive InProgress/Succeeded/Failed (the others False/NotApplicable) plus ValidationFailed when it holds;
     lastTransitionTime moves only when a condition's status does."""
     before = {c["type"]: c for c in old}
     wanted = [(t, "True", chosen["reason"], chosen["message"]) if t == chosen["type"]
               else (t, "False", NOT_APPLICABLE, "") for t in EXCLUSIVE]
     if validation_failed:
-        wanted.append((VALIDATION_FAILED, "True", THRESHOLD_VIOLATION, VALIDATION_MESSAGE))
+        wanted.append((VALIDATION_FAILED, "True", THRESHOLD_VIOLATION, validation_message))
     out = []
     for kind, status, reason, message in wanted:
         prior = before.get(kind) or {}

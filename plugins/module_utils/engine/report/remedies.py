@@ -88,6 +88,10 @@ REMEDIES: dict[str, tuple[str, str]] = {
     v.BUILD_FAILED: (LOW, "Fix the category's definition or the detected GPU architecture the build needs, "
                           f"{_RECERTIFY}."),
     v.CATEGORY_NOT_FOUND: (LOW, "Name a category the catalog has (cre.certification.catalog_info lists them)."),
+    v.WORKFLOW_DELETED: (LOW, "Someone deleted the run's Workflow; delete the WorkloadRun and run it again."),
+    v.WORKLOAD_RUN_NAME_COLLISION: (LOW, "Choose another WorkloadRun name or delete the object that holds it."),
+    v.WORKFLOW_VALIDATION_FAILED: (HIGH, "The workload ran but missed its thresholds: see the ValidationFailed "
+                                         "condition for the figures, then check the nodes it names."),
     v.CERTIFICATION_NAME_COLLISION: (LOW, "Choose another Certification name or delete the object that holds it."),
     v.WORKFLOW_NAME_COLLISION: (LOW, "Delete the Workflow of the same name that another owner holds, or rename the "
                                      "Certification."),
@@ -110,7 +114,7 @@ GROUP_ACTIONS = {
 # Reasons the engine writes that never mark a failure (progress, success, events, a failure log's notes).
 NOT_FAILURES = frozenset({
     v.NOT_APPLICABLE, v.WORKLOAD_RESTARTING, v.JOB_RUNNING, v.JOB_SUCCEEDED, v.FINAL_READ_PENDING,
-    v.WORKLOAD_RESTARTED, v.THRESHOLDS_MET, "AllWorkflowsSucceeded", "WorkflowCreated",
+    v.WORKLOAD_RESTARTED, v.THRESHOLDS_MET, "AllWorkflowsSucceeded", "WorkflowCreated", v.WORKFLOW_SUCCEEDED,
     "WorkflowRunning", "WaitingForNodes", "OverrideApplied", "OverrideNoOp", "NoOverridesMatched",
     "PodNotFound", "NoTerminatedContainer",
 })
