@@ -62,6 +62,8 @@ attributes:
     details: The module never changes anything; check mode returns the same result.
   diff_mode:
     support: none
+  idempotent:
+    support: full
 """
 
 EXAMPLES = r"""

@@ -53,6 +53,15 @@ options:
       - Create O(namespace) when it does not exist.
     type: bool
     default: false
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  idempotent:
+    support: partial
+    details: Over a finished WorkloadRun a second run changes nothing; a run that stopped at O(timeout) goes on
+      with it when run again.
 """
 
 EXAMPLES = r"""
