@@ -23,9 +23,6 @@ from .preflight import preflight
 from .results import category_data
 from .workflow import resource_slices, run_workflow
 
-# Consecutive conflicting status writes before giving up (each one re-reads and recomputes).
-STATUS_RETRIES = 5
-
 Obj = dict[str, Any]
 
 
@@ -101,7 +98,7 @@ class CertificationRun:
                 options.progress(line)
             self.changed |= planned.changed
             return {**self.result(self.observe(cert, False)), "plan": planned.plans}
-        conflicts, timed_out = 0, False
+        conflicts, timed_out = execute.Conflicts("Certification"), False
         while True:
             world = self.observe(cert, time.monotonic() > deadline)
             step = tier.reconcile(world)
@@ -109,14 +106,8 @@ class CertificationRun:
             self.changed |= outcome.done > 0
             self.build_failures.update(step.build_failures)
             cert = self.kube.get(Ref.of(cert)) or cert
-            if outcome.stale or outcome.retry or outcome.collision:
-                conflicts += 1
-                if conflicts >= STATUS_RETRIES:
-                    raise WorkflowFailure("StatusUpdateConflict",
-                                          f"could not update the status of Certification {cert['metadata']['name']}: "
-                                          f"it kept changing ({STATUS_RETRIES} conflicts)")
+            if conflicts.met(outcome, cert["metadata"]["name"]):
                 continue
-            conflicts = 0
             for line in step.notes:
                 options.progress(line)
             if step.failure:

@@ -14,6 +14,7 @@ except ImportError:
     ApiException = None  # type: ignore[assignment,misc]
 
 from ..engine.api.actions import Action, Create, Delete, Event, Patch, Ref, Replace, Step, UpdateStatus, event_message
+from ..engine.api.errors import WorkflowFailure
 from ..engine.reconcile import ownership
 from ..kube.errors import Unreachable
 from ..kube.rest import Kube
@@ -39,6 +40,28 @@ class Outcome:
     collision: tuple[str, str] | None = None
     failed_create: tuple[Create, str] | None = None  # a Create the server refused (not 409), with its message
     written: list[str] = field(default_factory=list)
+
+
+STATUS_RETRIES = 5  # conflicting passes in a row before giving up (each one re-reads and recomputes)
+
+
+@dataclass
+class Conflicts:
+    """Passes in a row whose writes met a conflict (a 409, a retry, a collision) on one object's status: the pass
+    is observed again, until STATUS_RETRIES in a row make it StatusUpdateConflict (another writer keeps at it)."""
+
+    kind: str
+    count: int = 0
+
+    def met(self, outcome: Outcome, name: str) -> bool:
+        if not (outcome.stale or outcome.retry or outcome.collision):
+            self.count = 0
+            return False
+        self.count += 1
+        if self.count >= STATUS_RETRIES:
+            raise WorkflowFailure("StatusUpdateConflict", f"could not update the status of {self.kind} {name}: it "
+                                                          f"kept changing ({STATUS_RETRIES} conflicts)")
+        return True
 
 
 def describe(action: Action) -> str:

@@ -18,7 +18,6 @@ from ..engine.plan import render
 from ..engine.reconcile import workloadrun_tier as tier
 from ..kube.rest import ApiException, Kube
 from . import execute
-from .certification import STATUS_RETRIES
 from .options import RunOptions
 from .preflight import preflight
 from .results import category_data
@@ -84,21 +83,15 @@ class WorkloadRunDriver:
         run = self.workload_run()
         if options.check_mode:
             return {**self.result(run, False), "plan": self.plan(run)}
-        conflicts, timed_out = 0, False
+        conflicts, timed_out = execute.Conflicts("WorkloadRun"), False
         while True:
             world = self.observe(run)
             step = tier.reconcile(world)
             outcome = execute.run(self.kube, step.step, run["metadata"]["name"], options.trace, options.alive)
             self.changed |= outcome.done > 0
             run = self.kube.get(Ref.of(run)) or run
-            if outcome.stale or outcome.retry or outcome.collision:
-                conflicts += 1
-                if conflicts >= STATUS_RETRIES:
-                    raise WorkflowFailure("StatusUpdateConflict",
-                                          f"could not update the status of WorkloadRun {run['metadata']['name']}: "
-                                          f"it kept changing ({STATUS_RETRIES} conflicts)")
+            if conflicts.met(outcome, run["metadata"]["name"]):
                 continue
-            conflicts = 0
             for line in step.notes:
                 options.progress(f"{self.namespace}/{run['metadata']['name']}: {line}")
             if step.failure:

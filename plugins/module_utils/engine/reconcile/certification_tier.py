@@ -39,6 +39,7 @@ from ..api.vocabulary import (
 from ..models import dump, parse_certification
 from ..plan import category_build, category_detect, detect, render
 from ..spec import thresholds
+from . import ownership
 
 # The spec names ThresholdViolation as a Certification reason but gives no message; this one says what happened.
 VALIDATION_MESSAGE = "One or more certification categories failed performance threshold validation"
@@ -95,18 +96,8 @@ def categories(items: list[Any]) -> list[Obj]:
 
 
 def admit(desired: Obj, live: Obj) -> Obj:
-    """The live Certification of that name, if this collection may continue it: created by us (our label, no
-    resident controller's finalizer) with the same spec. Anything else is refused; nothing is adopted."""
-    live_meta = meta(live)
-    if FINALIZER_CERTIFICATION in (live_meta.get("finalizers") or []) or \
-            (live_meta.get("labels") or {}).get(LABEL_MANAGED_BY) != MANAGER:
-        raise WorkflowFailure(
-            CERTIFICATION_NAME_COLLISION,
-            f'Certification "{live_meta.get("name")}" already exists in namespace "{live_meta.get("namespace")}" '
-            f"and is not managed by {MANAGER}; refusing to adopt it")
-    if live.get("spec") != desired["spec"]:
-        raise InputError("spec", "spec is immutable after creation")
-    return live
+    """The live Certification of that name, if this collection may continue it (see ownership.admit_ours)."""
+    return ownership.admit_ours(CERTIFICATION, CERTIFICATION_NAME_COLLISION, desired, live, FINALIZER_CERTIFICATION)
 
 
 # ---------------------------------------------------------------- one pass

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from ..api.actions import Create
+from ..api.errors import InputError, WorkflowFailure
 from ..api.objects import controlled_by, meta, owned_by
 from ..api.vocabulary import (
     ANNOTATION_WORKFLOW_UID,
@@ -19,6 +20,8 @@ from ..api.vocabulary import (
     GOODPUT_MEASUREMENT,
     JOB,
     JOB_NAME_COLLISION,
+    LABEL_MANAGED_BY,
+    MANAGER,
     TRAINER_API_VERSION,
     TRAINJOB,
     WORKFLOW,
@@ -87,3 +90,19 @@ def on_exists(create: Create, live: dict[str, Any], owner_name: str) -> Decision
         return Adopt()
     return Collision(DEPENDENCY_NAME_COLLISION, f'dependency {kind} "{where}" already exists and is not owned by '
                                                 f'Workflow "{owner_name}"; refusing to adopt it')
+
+
+def admit_ours(kind: str, collision: str, desired: dict[str, Any], live: dict[str, Any],
+               finalizer: str = "") -> dict[str, Any]:
+    """The live top-level object (a Certification, a WorkloadRun) of `desired`'s name, if this collection may
+    continue it: created by us (our label, no resident controller's finalizer) with the same spec. Anything else
+    is refused; nothing is adopted."""
+    live_meta = meta(live)
+    if (finalizer and finalizer in (live_meta.get("finalizers") or [])) or \
+            (live_meta.get("labels") or {}).get(LABEL_MANAGED_BY) != MANAGER:
+        raise WorkflowFailure(
+            collision, f'{kind} "{live_meta.get("name")}" already exists in namespace "{live_meta.get("namespace")}" '
+                       f"and is not managed by {MANAGER}; refusing to adopt it")
+    if live.get("spec") != desired["spec"]:
+        raise InputError("spec", "spec is immutable after creation")
+    return live

@@ -36,6 +36,7 @@ from ..models import dump, parse_workload_run
 from ..plan import detect
 from ..plan.workloadrun_build import Resolved, build_workflow, validate_placement
 from ..spec import thresholds
+from . import ownership
 from .certification_tier import conditions, gpu_architecture, true_condition
 
 WORKFLOW_CREATED = "WorkflowCreated"
@@ -58,16 +59,8 @@ def desired_workload_run(args: Obj) -> Obj:
 
 
 def admit(desired: Obj, live: Obj) -> Obj:
-    """The live run of that name, if this collection created it with the same spec; nothing else is adopted."""
-    live_meta = meta(live)
-    if (live_meta.get("labels") or {}).get(LABEL_MANAGED_BY) != MANAGER:
-        raise WorkflowFailure(
-            WORKLOAD_RUN_NAME_COLLISION,
-            f'WorkloadRun "{live_meta.get("name")}" already exists in namespace "{live_meta.get("namespace")}" '
-            f"and is not managed by {MANAGER}; refusing to adopt it")
-    if live.get("spec") != desired["spec"]:
-        raise InputError("spec", "spec is immutable after creation")
-    return live
+    """The live run of that name, if this collection created it with the same spec (see ownership.admit_ours)."""
+    return ownership.admit_ours(WORKLOAD_RUN, WORKLOAD_RUN_NAME_COLLISION, desired, live)
 
 
 @dataclass
