@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.unit.faces.test_bad_input_args import Listener, api_server  # noqa: F401 - the fixture
+from tests.unit.faces.test_bad_input_args import Listener, api_server  # noqa: F401  # pylint: disable=unused-import
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "catalog"
 GEMM = (EXAMPLE / "compute" / "gemm-burn-in.yaml").read_text()
