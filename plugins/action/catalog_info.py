@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries, user
 from ansible_collections.cre.certification.plugins.modules.catalog_info import SPEC
 from ansible_collections.cre.certification.plugins.plugin_utils import inputs
 from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction
@@ -14,7 +14,16 @@ class ActionModule(EngineAction):
     _supports_check_mode = True  # reads only the collection's own files
 
     def execute(self, args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
+        self.local_dirs(args, "catalog_dirs")
+        dirs = inputs.check_catalog_dirs(args)
         if args["domain"] is None:
-            return {"changed": False, "categories": entries.list_categories()}
-        inputs.check_category("variant", f"{args['domain']}/{args['variant']}")
-        return {"changed": False, "spec": entries.build_spec(args["domain"], args["variant"], args["options"])}
+            problems = [{"file": p.file, "path": p.path, "message": p.message, "error": str(p)}
+                        for p in user.load(dirs).all_problems()] if dirs else []
+            return {"changed": False, "categories": entries.list_categories(dirs), "problems": problems,
+                    **({"warnings": [f"user catalog entry refused: {p['error']}" for p in problems]}
+                       if problems else {})}
+        name = f"{args['domain']}/{args['variant']}"
+        inputs.check_category("variant", name, dirs)
+        result = {"changed": False, "spec": entries.build_spec(args["domain"], args["variant"], args["options"], dirs)}
+        warnings = inputs.catalog_warnings(dirs, [name])
+        return {**result, "warnings": warnings} if warnings else result

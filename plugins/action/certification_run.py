@@ -27,11 +27,15 @@ class ActionModule(EngineAction):
         inputs.check_namespace("namespace", args["namespace"])
         inputs.check_labels("labels", args["labels"])
         inputs.check_target(args["target"])
-        inputs.check_categories(args["categories"])
+        self.local_dirs(args, "catalog_dirs")
+        dirs = inputs.check_catalog_dirs(args)
+        inputs.check_categories(args["categories"], dirs=dirs)
+        warnings = inputs.catalog_warnings(dirs, inputs.category_names(args["categories"]))
         try:
-            return run_certification(lambda: self._connect(args), args, self.run_options(args), self._track)
+            result = run_certification(lambda: self._connect(args), args, self.run_options(args), self._track)
         except InputError as err:
             raise inputs.certification_paths(err) from None
+        return {**result, "warnings": warnings} if warnings else result
 
     def _connect(self, args: dict[str, Any]) -> Kube:
         """The client, once the input is valid; the namespace is created here (not before the input is checked)."""

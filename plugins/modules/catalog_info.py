@@ -15,7 +15,10 @@ description:
   - With O(domain) and O(variant), builds that category's WorkflowSpec for the given O(options) exactly as the
     catalog build does (defaults, GPU defaults per architecture and platform, minimum GPUs and TP×PP checks),
     with its platform and architecture overrides still in C(overrides).
-  - Runs on the controller and reads only the collection's own catalog files; no cluster is contacted.
+  - With O(catalog_dirs), the user's own entries are listed (and built) beside the built-in ones, marked
+    C(source=user) with their C(path); entries refused there are in RV(problems).
+  - Runs on the controller and reads only catalog files (the collection's and O(catalog_dirs)); no cluster is
+    contacted.
   - This is the catalog build only. The Certification build adds what it detects on the cluster, turns MNNVL
     on for gb200/gb300, resolves and prunes the overrides, and applies C(image), C(gangScheduler) and
     C(workloadMetadata).
@@ -36,6 +39,14 @@ options:
     description:
       - Variant of the category to build, for example V(nccl-all-reduce) or V(nemotron5-8b).
     type: str
+  catalog_dirs:
+    description:
+      - Directories of the user's own catalog entries (C(<domain>/<variant>.yaml), C(_lib/) fragments of their
+        own), as O(cre.certification.certification_run#module:catalog_dirs) takes them. Every entry is validated
+        when loaded; a broken one is refused with its file and field path, and never hides the others.
+    type: list
+    elements: path
+    default: []
   options:
     description:
       - Build options, with the field names of a Certification's C(options) (C(nodesPerJob), C(gpusPerNode),
@@ -105,8 +116,27 @@ categories:
     iterations:
       description: Iterations the category runs by default.
       type: int
+    source:
+      description: Where the category comes from, V(builtin) (the collection's catalog) or V(user) (O(catalog_dirs)).
+      type: str
+    path:
+      description: The user's entry file (only when C(source) is V(user)).
+      type: str
   sample: [{domain: communication, variant: nccl-all-reduce, description: NCCL all-reduce bus bandwidth across nodes,
-            minGPUs: 0, perNode: false, timeoutPerJob: 1h, iterations: 1}]
+            minGPUs: 0, perNode: false, timeoutPerJob: 1h, iterations: 1, source: builtin},
+           {domain: compute, variant: gemm-burn-in, description: GEMM burn-in on every GPU, minGPUs: 0,
+            perNode: true, timeoutPerJob: 30m, iterations: 1, source: user,
+            path: /home/me/catalog/compute/gemm-burn-in.yaml}]
+problems:
+  description:
+    - The user entries refused (only without O(domain)/O(variant)), each with its C(file), its field C(path) (empty
+      for the whole file), the C(message) and the one-line C(error) a run asking for it fails with.
+  returned: when no category is given
+  type: list
+  elements: dict
+  sample: [{file: /home/me/catalog/compute/broken.yaml, path: meta.minGPUs,
+            message: must be an integer of 0 or more, got -1,
+            error: "/home/me/catalog/compute/broken.yaml: meta.minGPUs: must be an integer of 0 or more, got -1"}]
 spec:
   description: The built WorkflowSpec (camelCase, as the API server stores it), overrides included.
   returned: when O(domain) and O(variant) are given
@@ -133,6 +163,7 @@ SPEC = {
         "domain": {"type": "str"},
         "variant": {"type": "str"},
         "options": {"type": "dict", "default": {}},
+        "catalog_dirs": {"type": "list", "elements": "path", "default": []},
     },
     "required_together": [["domain", "variant"]],
 }

@@ -46,9 +46,23 @@ options:
       - The categories to certify, in order (1 to 64), each C({domain, variant, options}); C(options) are
         C(CategoryOptions) (camelCase, as in the CRD) that replace the global O(options) for this category.
       - A string C(domain/variant) stands for C({domain, variant}) (what a survey multiselect gives).
+      - A category may come from the user's own O(catalog_dirs).
     type: list
     elements: raw
     required: true
+  catalog_dirs:
+    description:
+      - Directories of the user's own catalog entries, in the catalog's format (C(<domain>/<variant>.yaml), and
+        C(_lib/) fragments of their own, which an entry's C($lib) finds before the collection's). Their categories
+        sit beside the built-in ones; see the C(docs/catalog-entries.md) guide.
+      - Every entry is validated before anything is written. A category whose entry is broken, or clashes with a
+        built-in one (without C(overrides) set to C(builtin) in the entry) or with another directory's, is refused
+        with the entry's file and field path when asked for; the broken entries not asked for are warnings.
+      - A relative path is taken from the playbook's directory. A rerun of the same Certification needs the same
+        directories.
+    type: list
+    elements: path
+    default: []
   target:
     description:
       - The nodes to certify (C(nodeSelector), C(matchExpressions), C(nodeNames), C(taintSelectors)). Empty means
@@ -206,6 +220,7 @@ SPEC = {
         "name": {"type": "str", "required": True},
         "namespace": {"type": "str", "default": "default"},
         "categories": {"type": "list", "elements": "raw", "required": True},
+        "catalog_dirs": {"type": "list", "elements": "path", "default": []},
         "target": {"type": "dict", "default": {}},
         "gang_scheduler": {"type": "dict"},
         "options": {"type": "dict", "default": {}},

@@ -123,6 +123,11 @@ class EngineAction(ActionBase):
                 except AnsibleError:
                     pass
 
+    def local_dirs(self, args: dict[str, Any], option: str) -> None:
+        """The relative paths of the list `option` resolved against the playbook's directory (absolute ones kept)."""
+        args[option] = [value if not isinstance(value, str) or os.path.isabs(value) else self._loader.path_dwim(value)
+                        for value in args.get(option) or []]
+
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
         self.host = str((task_vars or {}).get("inventory_hostname", ""))

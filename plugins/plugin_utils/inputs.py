@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
-from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries, user
 from ansible_collections.cre.certification.plugins.module_utils.engine.models.certification import (
     Category,
     CategoryOptions,
@@ -183,18 +183,51 @@ def check_target(target: Any, path: str = "target") -> None:
             check_label_key(f"{path}.matchExpressions[{index}].key", key)
 
 
-def check_categories(items: Any, path: str = "categories") -> None:
-    """Every category is in the catalog (the models name a wrong shape)."""
+def check_catalog_dirs(args: dict[str, Any], path: str = "catalog_dirs") -> tuple[str, ...]:
+    """The user's catalog directories as absolute paths, written back into `args` (the driver reads them there);
+    a missing one is refused. Their entries are loaded and validated here, before anything is written."""
+    dirs = user.check_dirs(args.get("catalog_dirs") or [], path)
+    args["catalog_dirs"] = list(dirs)
+    return dirs
+
+
+def catalog_warnings(dirs: tuple[str, ...], asked: Iterable[str] = ()) -> list[str]:
+    """One warning per problem of a user catalog entry the run does not ask for (those asked for are refused)."""
+    if not dirs:
+        return []
+    wanted = set(asked)
+    return [f"user catalog entry refused (not used by this task): {problem}"
+            for key, problems in sorted(user.load(dirs).problems.items()) if "/".join(key) not in wanted
+            for problem in problems]
+
+
+def category_names(items: Any) -> list[str]:
+    """The `domain/variant` of each well-formed category item."""
+    names = []
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("domain"), str) and isinstance(item.get("variant"), str):
+            names.append(f"{item['domain']}/{item['variant']}")
+        elif isinstance(item, str):
+            names.append(item)
+    return names
+
+
+def check_categories(items: Any, path: str = "categories", dirs: tuple[str, ...] = ()) -> None:
+    """Every category is in the catalog, ours or the user's `dirs` (the models name a wrong shape)."""
     for index, item in enumerate(items if isinstance(items, list) else []):
         if isinstance(item, dict) and isinstance(item.get("domain"), str) and isinstance(item.get("variant"), str):
-            check_category(f"{path}[{index}]", f"{item['domain']}/{item['variant']}")
+            check_category(f"{path}[{index}]", f"{item['domain']}/{item['variant']}", dirs)
         elif isinstance(item, str):
-            check_category(f"{path}[{index}]", item)
+            check_category(f"{path}[{index}]", item, dirs)
 
 
-def check_category(path: str, name: str) -> None:
-    """`domain/variant` is in the catalog; an unknown one is named with its closest match and the valid ones."""
-    known = sorted(f"{domain}/{variant}" for domain, variant in entries.registry())
+def check_category(path: str, name: str, dirs: tuple[str, ...] = ()) -> None:
+    """`domain/variant` is in the catalog; an unknown one is named with its closest match and the valid ones. A
+    category whose user entry is broken (or clashes) is refused with each problem's file and field path."""
+    if dirs and (refused := user.load(dirs).refused(*name.partition("/")[::2])):
+        raise InputError(path, f"category '{shown(name)}' of the user catalog is refused: "
+                               + "; ".join(str(problem) for problem in refused))
+    known = sorted(f"{domain}/{variant}" for domain, variant in entries.registry(dirs))
     if name in known:
         return
     by_variant = {full.split("/", 1)[1]: full for full in known}

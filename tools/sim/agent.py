@@ -1,6 +1,6 @@
 """The cluster's node-health agent, as NVSentinel would be, the NVIDIA DRA driver's ComputeDomain controller
-(`computedomain.reconcile`), the workloads' own output (`workload_logs.emit`, `training_logs`) and a storage
-provisioner (`volumes.provision`).
+(`computedomain.reconcile`), the workloads' own output (`workload_logs.emit`, `training_logs`, `gemm_logs`: the
+worked example's GEMM burn-in) and a storage provisioner (`volumes.provision`).
 
 The health agent quarantines (cordons) a node whose GPU is marked unhealthy (`sim fault --kind hardware`) as soon
 as a workload runs on it. So a hardware fault injected before a run is found by the run itself: the node passes
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kubernetes import client, config
 
-from . import cache, computedomain, log_style, ranks, training_logs, volumes, workload_logs
+from . import cache, computedomain, gemm_logs, log_style, ranks, training_logs, volumes, workload_logs
 from .faults import HARDWARE_LABEL, HARDWARE_VALUE
 from .state import STATE_FILE
 
@@ -84,13 +84,14 @@ def main(kubeconfig: str) -> None:
     # The log styles `cluster.log_style` saves, beside the kubeconfig (a Source per thread: no shared cache).
     state = Path(kubeconfig).parent / STATE_FILE
     trainer = training_logs.Trainer(logs_dir, log_style.Source(state))
+    burn_in = gemm_logs.BurnIn(logs_dir)
 
     def clients() -> tuple[client.CoreV1Api, client.CustomObjectsApi]:
         """An API client of its own for each thread (the kubernetes client's pool is not shared across them)."""
         apic = config.new_client_from_config(config_file=kubeconfig)
         return client.CoreV1Api(apic), client.CustomObjectsApi(apic)
 
-    health, domains, nccl, training, storage, launchers = (clients() for _n in range(6))
+    health, domains, nccl, training, storage, launchers, burning = (clients() for _n in range(7))
     nodes = cache.Cache(clients()[0].list_node, keep=cache.node_view)
     pods = cache.Cache(clients()[0].list_pod_for_all_namespaces, label_selector=workload_logs.JOBSET_NAME)
     # The quarantine looks ten times a second: at the faulty nodes only, selected by the apiserver.
@@ -116,6 +117,7 @@ def main(kubeconfig: str) -> None:
               (functools.partial(workload_logs.emit, nccl[0], nccl[1], logs_dir, served, pods,
                                  log_style.Source(state)), SLOW_POLL_SECONDS),
               (functools.partial(trainer.tick, training[0], training[1], pods, nodes), SLOW_POLL_SECONDS),
+              (functools.partial(burn_in.tick, burning[1], pods, nodes), SLOW_POLL_SECONDS),
               (functools.partial(volumes.provision, storage[0], volumes_kept, claims), SLOW_POLL_SECONDS)]
     if domain_caches:
         passes.append((functools.partial(computedomain.reconcile, domains[1], *domain_caches), SLOW_POLL_SECONDS))

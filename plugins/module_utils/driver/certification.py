@@ -58,7 +58,8 @@ class CertificationRun:
         for wf_name in tier.workflow_names(cert):  # a namesake without our label is still in the way
             if wf_name not in workflows and (found := self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, wf_name))):
                 workflows[wf_name] = found
-        world = tier.CertificationWorld(cert, workflows, [], dict(self.build_failures), datetime.now(UTC), expired)
+        world = tier.CertificationWorld(cert, workflows, [], dict(self.build_failures), datetime.now(UTC), expired,
+                                        catalog_dirs=tuple(self.args.get("catalog_dirs") or ()))
         if tier.needs_nodes(world):  # a build: what discovery and detection read
             world.nodes = self.kube.list("v1", "Node")
             world.resource_slices = resource_slices(self.kube, world.nodes)

@@ -22,7 +22,7 @@ def test_documentation_matches_argument_spec():
     spec = {k: v for k, v in stub.SPEC["argument_spec"].items() if k not in auth}
     assert set(options) == set(spec)
     for name, option in options.items():
-        assert {k: option[k] for k in ("type", "default") if k in option} == spec[name], name
+        assert {k: option[k] for k in ("type", "elements", "default") if k in option} == spec[name], name
     for section in (stub.EXAMPLES, stub.RETURN):
         assert yaml.safe_load(section)
 

@@ -42,6 +42,8 @@ ANNOTATION_WORKFLOW_UID = f"{GROUP}/workflow-uid"
 ANNOTATION_GROUP_NODES = f"{GROUP}/group-nodes"
 ANNOTATION_TEST_SCALE = f"{GROUP}/requested-test-scale"
 ANNOTATION_EXPECTED_NETWORK = "cre.certification/expected-network"  # ours: on a Workflow and its multi-node Jobs
+# Ours: on a Workflow built from an entry of the user's own catalog_dirs, that entry's file (built-ins carry none).
+ANNOTATION_CATALOG_SOURCE = "cre.certification/catalog-source"
 ANNOTATION_JOB_UID = f"{GROUP}/job-uid"      # on a measurement: the Job it measures (a same-named later Job is not it)
 
 # ---------------------------------------------------------------- finalizers (a resident NVCRE's; we add none)

@@ -4,6 +4,10 @@ Entries are our own YAML files at `catalog/<domain>/<variant>.yaml` (the collect
 live in `catalog/_lib/` and are not entries. An entry file holds `description`, optional `meta`
 (`minGPUs`, `timeoutPerJob`, `parallelism.<arch|default>.{tp,pp,ep}`), `perNode` (one Job per node),
 entry-local `vars`, and `spec`: the WorkflowSpec template (see catalog_template for its directives).
+
+A user's own catalog directories (`catalog_dirs`) hold entries in the same format beside ours (`user.py`
+loads and validates them); an Entry knows its `source` (the user file, empty for ours) and reads its `$lib`
+fragments from its own directory's `_lib` first (`lib_dirs`), then ours.
 """
 from __future__ import annotations
 
@@ -68,10 +72,16 @@ class Entry:
     timeout_per_job: str = ""
     parallelism: dict = field(default_factory=dict)
     vars: dict = field(default_factory=dict)
+    source: str = ""                      # the user's entry file; empty for a built-in entry
+    lib_dirs: tuple[str, ...] = ()        # the user's `_lib` folders searched before ours
 
     @property
     def key(self) -> str:
         return f"{self.domain}/{self.variant}"
+
+    def read_lib(self, rel: str) -> str:
+        """A `_lib` fragment as this entry sees it: its own directory's `_lib` first, then ours."""
+        return read_lib_in(self.lib_dirs, rel) if self.lib_dirs else read_lib(rel)
 
     def parallel(self, arch: str) -> tuple[int, int, int]:
         """TP, PP, EP for the config architecture, else the `default` row (EP 0 = unset)."""
@@ -118,21 +128,44 @@ def read_lib(rel: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
+def read_lib_in(dirs: tuple[str, ...], rel: str) -> str:
+    """A `_lib` fragment from the first of `dirs` (a user's `_lib` folders) that has it, else ours; paths may not
+    leave their `_lib`. Read each time: a user may edit a fragment between two runs of one process."""
+    for lib in map(Path, dirs):
+        path = (lib / rel).resolve()
+        if lib.resolve() in path.parents and path.is_file():
+            return path.read_text(encoding="utf-8")
+    return read_lib(rel)
+
+
+def entry_files(root: Path) -> list[Path]:
+    """The entry files of a catalog folder: `<domain>/<variant>.yaml`, `_`-folders (fragments) left out."""
+    return [path for path in sorted(root.glob("*/*.yaml")) if not path.parent.name.startswith("_")]
+
+
+def make_entry(path: Path, doc: dict, source: str = "", lib_dirs: tuple[str, ...] = ()) -> Entry:
+    meta = doc.get("meta") or {}
+    return Entry(domain=path.parent.name, variant=path.stem, description=doc["description"], template=doc["spec"],
+                 per_node=bool(doc.get("perNode")), min_gpus=int(meta.get("minGPUs", 0)),
+                 timeout_per_job=meta.get("timeoutPerJob", ""), parallelism=meta.get("parallelism") or {},
+                 vars=doc.get("vars") or {}, source=source, lib_dirs=lib_dirs)
+
+
 @lru_cache(maxsize=1)
-def registry() -> dict[tuple[str, str], Entry]:
+def builtin_registry() -> dict[tuple[str, str], Entry]:
     """Every entry at catalog/<domain>/<variant>.yaml, loaded once per process."""
-    entries = {}
-    for path in sorted(ROOT.glob("*/*.yaml")):
-        if path.parent.name.startswith("_"):
-            continue
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-        meta = doc.get("meta", {})
-        entries[(path.parent.name, path.stem)] = Entry(
-            domain=path.parent.name, variant=path.stem, description=doc["description"], template=doc["spec"],
-            per_node=bool(doc.get("perNode")), min_gpus=int(meta.get("minGPUs", 0)),
-            timeout_per_job=meta.get("timeoutPerJob", ""), parallelism=meta.get("parallelism", {}),
-            vars=doc.get("vars", {}))
-    return entries
+    return {(path.parent.name, path.stem): make_entry(path, yaml.safe_load(path.read_text(encoding="utf-8")))
+            for path in entry_files(ROOT)}
+
+
+def registry(dirs: tuple[str, ...] = ()) -> dict[tuple[str, str], Entry]:
+    """The categories a run can ask for: ours, plus the good entries of the user's catalog `dirs` (a user entry
+    that says `overrides: builtin` replaces ours). Ours are loaded once per process; a user catalog once per
+    content of its files (`user.load`)."""
+    if not dirs:
+        return builtin_registry()
+    from .user import load  # noqa: PLC0415 - user.py builds on this module
+    return load(dirs).entries
 
 
 @lru_cache(maxsize=1)
@@ -150,22 +183,24 @@ def gpu_defaults(arch: str, platform: str = "") -> tuple[int, int]:
     return int(row["gpusPerNode"]), int(row["mlnxPerNode"])
 
 
-def lookup(domain: str, variant: str) -> Entry:
-    entry = registry().get((domain, variant))
+def lookup(domain: str, variant: str, dirs: tuple[str, ...] = ()) -> Entry:
+    entry = registry(dirs).get((domain, variant))
     if entry is None:
         raise InputError("", f"Unknown certification category: {domain}/{variant}")
     return entry
 
 
-def list_categories() -> list[dict]:
-    """Categories sorted by domain, then variant, with what a user needs to pick one."""
+def list_categories(dirs: tuple[str, ...] = ()) -> list[dict]:
+    """Categories sorted by domain, then variant, with what a user needs to pick one; a user's entry also says
+    `source: user` and its `path` (ours: `source: builtin`)."""
     rows = []
-    for (domain, variant), entry in sorted(registry().items()):
+    for (domain, variant), entry in sorted(registry(dirs).items()):
         rows.append({
             "domain": domain, "variant": variant, "description": entry.description,
             "minGPUs": entry.min_gpus, "perNode": entry.per_node,
             "timeoutPerJob": entry.effective_timeout("", "full-scale"),
             "iterations": max(1, int(entry.template.get("orchestration", {}).get("iterations", 1))),
+            "source": "user" if entry.source else "builtin", **({"path": entry.source} if entry.source else {}),
         })
     return rows
 
@@ -264,13 +299,18 @@ def template_vars(entry: Entry, opts: dict, arch: str) -> dict:
         **_tcpxo_profile(opts.get("tcpxoPluginVersion", "")),
     )
     # Entry vars may be derived from the options (nvswitch loops numIterations).
-    data.update(Renderer(data, read_lib).render(entry.vars))
+    data.update(Renderer(data, entry.read_lib).render(entry.vars))
     return data
 
 
-def build_spec(domain: str, variant: str, options: dict | None = None) -> dict:
-    """The WorkflowSpec (camelCase dict) of one category for the given options (entry.Build)."""
-    entry = lookup(domain, variant)
+def build_spec(domain: str, variant: str, options: dict | None = None, dirs: tuple[str, ...] = ()) -> dict:
+    """The WorkflowSpec (camelCase dict) of one category for the given options (entry.Build); `dirs`: the
+    user's catalog directories."""
+    return build_entry(lookup(domain, variant, dirs), options)
+
+
+def build_entry(entry: Entry, options: dict | None = None) -> dict:
+    """The WorkflowSpec of one loaded entry (a user entry is built here to validate it)."""
     opts = _check_options(entry.key, dict(options or {}))
     arch = normalize_gpu_architecture(str(opts.get("gpuArchitecture") or ""))
     if not arch:
@@ -278,7 +318,7 @@ def build_spec(domain: str, variant: str, options: dict | None = None) -> dict:
     opts["gpuArchitecture"] = arch
     data = template_vars(entry, opts, arch)
     validate_parallelism(entry, data["nodesPerJob"], data["gpusPerNode"], arch)
-    spec = Renderer(data, read_lib).render(entry.template)
+    spec = Renderer(data, entry.read_lib).render(entry.template)
     orchestration = spec.setdefault("orchestration", {})
     if opts.get("target"):
         orchestration["target"] = opts["target"]

@@ -13,6 +13,7 @@ from ..api import naming
 from ..api.errors import InputError, WorkflowFailure
 from ..api.objects import controller_reference
 from ..api.vocabulary import (
+    ANNOTATION_CATALOG_SOURCE,
     ANNOTATION_EXPECTED_NETWORK,
     ANNOTATION_TEST_SCALE,
     API_VERSION,
@@ -47,10 +48,12 @@ done
 _SPEC_ONLY = ("target", "categories", "gangScheduler")
 
 
-def check_categories(spec: dict) -> None:
-    """Every category is looked up before anything is built; the first unknown one fails the Certification."""
+def check_categories(spec: dict, catalog_dirs: tuple[str, ...] = ()) -> None:
+    """Every category is looked up before anything is built; the first unknown one fails the Certification.
+    `catalog_dirs`: the user's own catalog directories, whose entries sit beside ours."""
+    known = entries.registry(catalog_dirs)
     for category in spec.get("categories") or []:
-        if (category.get("domain"), category.get("variant")) not in entries.registry():
+        if (category.get("domain"), category.get("variant")) not in known:
             raise WorkflowFailure(CATEGORY_NOT_FOUND,
                                   f"Unknown certification category: {category.get('domain')}/{category.get('variant')}")
 
@@ -103,13 +106,13 @@ def resolved_gang_scheduler(spec: dict) -> dict | None:
 
 
 def build_options(spec: dict, category: dict, *, platform: str, gpu_architecture: str, available_nodes: int,
-                  detected: dict | None = None) -> dict:
+                  detected: dict | None = None, catalog_dirs: tuple[str, ...] = ()) -> dict:
     """The BuildConfig of one category: resolved options, GPU defaults, MNNVL default, node count.
 
     `detected` carries what discovery found (nicResourceName, gkeTcpxoNetworks, tcpxoPluginVersion);
     a user-set nicResourceName wins over the detected one.
     """
-    entry = entries.lookup(category["domain"], category["variant"])
+    entry = entries.lookup(category["domain"], category["variant"], catalog_dirs)
     options = resolve_options(spec, category)
     gpus, mlnx = entries.gpu_defaults(gpu_architecture, platform)
     options.setdefault("gpusPerNode", gpus)
@@ -227,14 +230,16 @@ def apply_workload_labels(spec: dict, labels: dict | None, gang_scheduler: dict 
 
 
 def build_workflow(certification: dict, category: dict, *, platform: str, gpu_architecture: str,
-                   available_nodes: int, nodes: list | None = None, detected: dict | None = None) -> dict:
+                   available_nodes: int, nodes: list | None = None, detected: dict | None = None,
+                   catalog_dirs: tuple[str, ...] = ()) -> dict:
     """The Workflow the Certification controller creates for one category (createWorkflowForCategory
-    steps 3–6): built, overrides applied and pruned, then the resolved transforms (ADR-079)."""
+    steps 3–6): built, overrides applied and pruned, then the resolved transforms (ADR-079). A category from
+    the user's `catalog_dirs` carries its entry file in the `catalog-source` annotation (ours carry none)."""
     meta = certification.get("metadata") or {}
     cert_spec = certification.get("spec") or {}
     options = build_options(cert_spec, category, platform=platform, gpu_architecture=gpu_architecture,
-                            available_nodes=available_nodes, detected=detected)
-    spec = entries.build_spec(category["domain"], category["variant"], options)
+                            available_nodes=available_nodes, detected=detected, catalog_dirs=catalog_dirs)
+    spec = entries.build_spec(category["domain"], category["variant"], options, catalog_dirs)
     spec = resolve_overrides(spec, platform, gpu_architecture, nodes)
     gang_scheduler = resolved_gang_scheduler(cert_spec)
     apply_gang_scheduler(spec, gang_scheduler)
@@ -254,6 +259,8 @@ def build_workflow(certification: dict, category: dict, *, platform: str, gpu_ar
     })
     if families := _expected_networks(spec, options, platform, gpu_architecture, detected or {}):
         metadata["annotations"][ANNOTATION_EXPECTED_NETWORK] = ",".join(families)
+    if source := entries.lookup(category["domain"], category["variant"], catalog_dirs).source:
+        metadata["annotations"][ANNOTATION_CATALOG_SOURCE] = source
     return {"apiVersion": API_VERSION, "kind": WORKFLOW, "metadata": metadata, "spec": spec}
 
 

@@ -107,7 +107,8 @@ class CertificationWorld:
     """What the shell observed: the Certification, the live Workflows by name, the Nodes (listed only when a
     category is still to be built), the build failures met earlier in this run (category index → message)
     and whether the run's deadline has passed. For a build also: the gpu.nvidia.com ResourceSlices when a
-    GPU node lacks its product label (None: not listed) and the GKE `nccl-tcpxo-installer` pods."""
+    GPU node lacks its product label (None: not listed) and the GKE `nccl-tcpxo-installer` pods. `catalog_dirs`:
+    the user's catalog directories the run was given, whose categories sit beside ours."""
 
     certification: Obj
     workflows: dict[str, Obj] = field(default_factory=dict)
@@ -117,6 +118,7 @@ class CertificationWorld:
     expired: bool = False
     resource_slices: list[Obj] | None = None
     tcpxo_pods: list[Obj] = field(default_factory=list)
+    catalog_dirs: tuple[str, ...] = ()   # the user's own catalog directories (the run's option, not the cluster's)
 
 
 @dataclass
@@ -158,7 +160,7 @@ def reconcile(world: CertificationWorld) -> CertificationStep:
     seen: list[Obj | None] = [None] * len(cats)
     out = CertificationStep()
     try:
-        category_build.check_categories(cert.get("spec") or {})
+        category_build.check_categories(cert.get("spec") or {}, world.catalog_dirs)
     except WorkflowFailure as unknown:  # every category is looked up before anything is built
         failed = {"type": FAILED, "reason": unknown.reason, "message": unknown.message}
         out.step = Step(_status_write(cert, seen, world.now, failed), terminal=True)
@@ -216,7 +218,7 @@ def plan(world: CertificationWorld) -> CertificationStep:
     """Check mode: what each category still to be built would create (`plans`), whether anything would change,
     and the build failures; nothing is written."""
     cert = world.certification
-    category_build.check_categories(cert.get("spec") or {})  # CategoryNotFound: the run would fail at once
+    category_build.check_categories(cert.get("spec") or {}, world.catalog_dirs)  # CategoryNotFound: fails at once
     out = CertificationStep(done=True)
     out.changed = not meta(cert).get("uid")  # the Certification itself would be created
     recorded = _recorded(cert)
@@ -282,7 +284,8 @@ def build(cert: Obj, category: Obj, world: CertificationWorld) -> tuple[Obj, lis
     detected, events = category_detect.detect_for_build(found.nodes, platform=found.platform, gpu_architecture=arch,
                                                         options=options, tcpxo_pods=world.tcpxo_pods)
     built = category_build.build_workflow(cert, category, platform=found.platform, gpu_architecture=arch,
-                                          available_nodes=len(found.nodes), nodes=found.nodes, detected=detected)
+                                          available_nodes=len(found.nodes), nodes=found.nodes, detected=detected,
+                                          catalog_dirs=world.catalog_dirs)
     return built, events
 
 

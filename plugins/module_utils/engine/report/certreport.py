@@ -16,6 +16,7 @@ from typing import Any
 
 from ..api.objects import condition, go_duration, is_true, meta, parse_time
 from ..api.vocabulary import (
+    ANNOTATION_CATALOG_SOURCE,
     ANNOTATION_TEST_SCALE,
     BANDWIDTH_MEASUREMENT,
     GOODPUT_MEASUREMENT,
@@ -279,6 +280,7 @@ def category_report(category: dict) -> dict:
         "failureReason": failed_cond.get("message", ""),
         "runtime": _runtime(workflow, phase),
         "testScale": annotations.get(ANNOTATION_TEST_SCALE, ""),
+        **catalog_source(annotations),
         "nodesPerJob": orchestration.get("nodesPerJob", 0),
         "jobs": sum(1 for _iteration, g in groups if _job_name(g) or g.get("phase") not in (None, PHASE_PENDING)),
         "mnnvl": _mnnvl(workflow),
@@ -295,6 +297,12 @@ def category_report(category: dict) -> dict:
         report["diagnoseRounds"] = diagnose_report.diagnose_rounds(orchestration)
     report["nodes"] = _node_verdicts(category, records)
     return report
+
+
+def catalog_source(annotations: dict) -> dict:
+    """Where a category came from: `source: builtin`, or `source: user` with the entry file (`sourcePath`)."""
+    path = annotations.get(ANNOTATION_CATALOG_SOURCE)
+    return {"source": "user", "sourcePath": path} if path else {"source": "builtin"}
 
 
 def overall_result(categories: list[dict], excluded: list[str]) -> str:
@@ -498,6 +506,8 @@ def markdown(report: dict) -> str:
             lines.append(f"| Failure | {md_cell(cat['failureReason'])} |")
         lines += [f"| Duration | {cat['runtime'] or '-'} |", f"| Test Scale | {cat['testScale'] or '-'} |",
                   f"| Nodes/Job | {cat['nodesPerJob']} |", f"| Jobs | {cat['jobs']} |"]
+        if cat.get("sourcePath"):
+            lines.append(f"| Catalog entry | {md_cell(cat['sourcePath'])} (user) |")
         if cat["mnnvl"]:
             lines.append(f"| MNNVL | {cat['mnnvl']} |")
         if cat["transport"]:

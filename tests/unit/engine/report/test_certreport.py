@@ -47,7 +47,8 @@ REPORT = {"title", "name", "platform", "gpu", "totalNodes", "excludedNodes", "ex
 REPORT_OURS = {"created", "gpuProduct", "remedies"}
 CATEGORY = {"domain", "variant", "status", "failureReason", "runtime", "testScale", "nodesPerJob", "jobs", "mnnvl",
             "failedGroups", "cliques", "domains", "bandwidth", "transport", "groupBandwidth", "iterations"}
-OURS = {"workflow", "failureCondition", "nodes", "diagnose", "diagnoseRounds", "image", "threshold"}
+OURS = {"workflow", "failureCondition", "nodes", "diagnose", "diagnoseRounds", "image", "threshold", "source",
+        "sourcePath"}
 REMEDY = {"severity", "action"}  # ours, beside every reason (report/remedies.py)
 ITEMS = {"failedNodes": {"name", "reason", "message"}, "nodeResults": {"name", "group", "rack", "status"}}
 CATEGORY_ITEMS = {"bandwidth": {"size", "algBW", "busBW", "samples"},
