@@ -17,7 +17,7 @@ class ActionModule(EngineAction):
     _supports_check_mode = True
 
     def execute(self, args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
-        for option in ("certification", "workflow"):
+        for option in ("certification", "workflow", "workload_run"):
             if args[option] is not None:
                 inputs.check_name(option, args[option])
         inputs.check_namespace("namespace", args["namespace"])

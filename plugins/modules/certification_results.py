@@ -53,11 +53,16 @@ extends_documentation_fragment:
 options:
   certification:
     description:
-      - Name of the C(Certification). Mutually exclusive with O(workflow).
+      - Name of the C(Certification). Mutually exclusive with O(workflow) and O(workload_run).
     type: str
   workflow:
     description:
-      - Name of one C(Workflow). Mutually exclusive with O(certification).
+      - Name of one C(Workflow). Mutually exclusive with O(certification) and O(workload_run).
+    type: str
+  workload_run:
+    description:
+      - Name of one C(WorkloadRun) (M(cre.certification.workloadrun_run)); its report has one category,
+        C(workloadrun/<name>). Mutually exclusive with O(certification) and O(workflow).
     type: str
   namespace:
     description:
@@ -217,6 +222,7 @@ SPEC = {
         **auth_argument_spec(),
         "certification": {"type": "str"},
         "workflow": {"type": "str"},
+        "workload_run": {"type": "str"},
         "namespace": {"type": "str", "default": "default"},
         "dest": {"type": "path"},
         "from_snapshot": {"type": "bool", "default": False},
@@ -231,8 +237,8 @@ SPEC = {
         "certified_for_days": {"type": "int", "default": 28},
         "input_names": {"type": "dict", "default": {}},
     },
-    "mutually_exclusive": [["certification", "workflow"]],
-    "required_one_of": [["certification", "workflow"]],
+    "mutually_exclusive": [["certification", "workflow", "workload_run"]],
+    "required_one_of": [["certification", "workflow", "workload_run"]],
 }
 
 

@@ -53,6 +53,12 @@ options:
       - Create O(namespace) when it does not exist.
     type: bool
     default: false
+  input_names:
+    description:
+      - How error messages name the options, for a role that fills them from its variables (C(roles/workloadrun)
+        passes its own); an option or option path to the name to show instead.
+    type: dict
+    default: {}
 attributes:
   check_mode:
     support: full
@@ -165,6 +171,7 @@ SPEC = {
         "spec": {"type": "dict", "required": True},
         "labels": {"type": "dict", "default": {}},
         "create_namespace": {"type": "bool", "default": False},
+        "input_names": {"type": "dict", "default": {}},
     },
 }
 

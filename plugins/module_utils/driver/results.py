@@ -19,6 +19,7 @@ from ..engine.api.vocabulary import (
     LABEL_WORKFLOW,
     REGRESSION_DETECTED,
     WORKFLOW,
+    WORKLOAD_RUN,
 )
 from ..engine.plan import category_build
 from ..engine.reconcile import node_results
@@ -28,6 +29,7 @@ from . import annotate, history
 from .measurements import list_measurements
 
 FILES = ("report.json", "junit.xml", "report.md", "report.html")
+WORKLOAD_RUN_DOMAIN = "workloadrun"  # a WorkloadRun's one category: `workloadrun/<run>`
 
 Obj = dict[str, Any]
 
@@ -196,6 +198,28 @@ def _compared(kube: Kube, cert: Obj, data: list[Obj], args: Obj, check_mode: boo
     return built, enforced
 
 
+def _single_report(kube: Kube, namespace: str, args: Obj) -> Obj:
+    """The report of one Workflow, or of a WorkloadRun (its Workflow, category `workloadrun/<run>`)."""
+    if args.get("workload_run"):
+        run = kube.get(Ref(API_VERSION, WORKLOAD_RUN, namespace, args["workload_run"]))
+        if run is None:
+            raise InputError("workload_run", f'WorkloadRun "{args["workload_run"]}" not found in namespace '
+                                             f'"{namespace}"')
+        name = ((run.get("status") or {}).get("workflowRef") or {}).get("name") or args["workload_run"]
+        category = {"domain": WORKLOAD_RUN_DOMAIN, "variant": args["workload_run"]}
+        workflow = kube.get(Ref(API_VERSION, WORKFLOW, namespace, name))
+        return certreport.build_report(args["workload_run"], [category_data(kube, namespace, category, workflow)],
+                                       created=run["metadata"].get("creationTimestamp", ""))
+    workflow = kube.get(Ref(API_VERSION, WORKFLOW, namespace, args["workflow"]))
+    if workflow is None:
+        raise InputError("workflow", f'Workflow "{args["workflow"]}" not found in namespace "{namespace}"')
+    labels = workflow["metadata"].get("labels") or {}
+    # A Workflow outside a Certification is its own category: `workflow/<name>`.
+    category = {"domain": labels.get(LABEL_DOMAIN, "workflow"), "variant": labels.get(LABEL_VARIANT, args["workflow"])}
+    return certreport.build_report(args["workflow"], [category_data(kube, namespace, category, workflow)],
+                                   created=workflow["metadata"].get("creationTimestamp", ""))
+
+
 def results(kube: Kube, args: Obj, check_mode: bool) -> Obj:
     """The report of a Certification (`args["certification"]`) or of one Workflow, and its files under `dest`."""
     namespace = args["namespace"]
@@ -223,15 +247,8 @@ def results(kube: Kube, args: Obj, check_mode: bool) -> Obj:
     else:
         if args["from_snapshot"]:
             raise InputError("from_snapshot", "only a Certification's report is kept in the cluster; give "
-                                              "certification instead of workflow")
-        workflow = kube.get(Ref(API_VERSION, WORKFLOW, namespace, args["workflow"]))
-        if workflow is None:
-            raise InputError("workflow", f'Workflow "{args["workflow"]}" not found in namespace "{namespace}"')
-        labels = workflow["metadata"].get("labels") or {}
-        # A Workflow outside a Certification is its own category: `workflow/<name>`.
-        category = {"domain": labels.get(LABEL_DOMAIN, "workflow"), "variant": labels.get(LABEL_VARIANT, args["workflow"])}
-        built = certreport.build_report(args["workflow"], [category_data(kube, namespace, category, workflow)],
-                                        created=workflow["metadata"].get("creationTimestamp", ""))
+                                              "certification instead of workflow or workload_run")
+        built = _single_report(kube, namespace, args)
     if args.get("annotate_nodes") and args["certification"]:
         snapshot_changed |= annotate.annotate_nodes(kube, built, namespace, args["certified_for_days"], check_mode)
     out: Obj = {"changed": snapshot_changed, "result": built["result"], "report": built, "source": source,

@@ -20,12 +20,10 @@ from ..kube.rest import ApiException, Kube
 from . import execute
 from .options import RunOptions
 from .preflight import preflight
-from .results import category_data
+from .results import WORKLOAD_RUN_DOMAIN, category_data
 from .workflow import resource_slices, run_workflow
 
 Obj = dict[str, Any]
-# The report's one category: a WorkloadRun is no catalog entry, so it is named for what it is.
-DOMAIN = "workloadrun"
 
 
 class WorkloadRunDriver:
@@ -109,7 +107,7 @@ class WorkloadRunDriver:
     def result(self, run: Obj, timed_out: bool) -> Obj:
         name = run["metadata"]["name"]
         workflow = self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, name)) if run.get("status") else None
-        data = category_data(self.kube, self.namespace, {"domain": DOMAIN, "variant": name}, workflow)
+        data = category_data(self.kube, self.namespace, {"domain": WORKLOAD_RUN_DOMAIN, "variant": name}, workflow)
         condition = tier.true_condition(run)
         phase = condition["type"] if condition["type"] in ("Succeeded", "Failed") else "InProgress"
         status = run.get("status") or {}
