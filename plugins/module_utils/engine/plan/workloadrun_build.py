@@ -244,10 +244,15 @@ def _job_spec(name: str, spec: Obj, resolved: Resolved, command: list[str], args
                     "numProcPerNode": resolved.gpus_per_node}
     if env:
         trainer["env"] = env
+    # The catalog's runtime patch (a memory-backed /dev/shm, pull secrets) addresses the launcher too, so the
+    # Job tier's pod label lands on every pod a measurement reads (an MPI run's table is the launcher's log).
+    secrets = [{"name": s} if isinstance(s, str) else s for s in spec.get("imagePullSecrets") or []]
+    patches = Renderer({"imagePullSecrets": secrets} if secrets else {}, read_lib).render(
+        {"$lib": "common/dshm-runtime-patches.yaml", "$with": {"launcher": resolved.framework == "mpi"}})
     job: Obj = {
         "nodeHealthMonitor": parsed_yaml(read_lib("common/health-monitor.yaml")),
         "workload": {"trainJob": {"runtimeRef": {"kind": "TrainingRuntime", "name": f"{name}-runtime"},
-                                  "trainer": trainer}},
+                                  "runtimePatches": patches, "trainer": trainer}},
     }
     for key in ("bandwidthMeasurement", "goodputMeasurement"):
         if spec.get(key):
