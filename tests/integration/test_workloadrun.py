@@ -6,12 +6,17 @@ mid-way then run again: the same result, no duplicate object."""
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from kubernetes import client
 
-from tests.ansible_run import ansible_module, run_until
+from tests.ansible_run import ROOT, ansible_module, run_until
 
 from .conftest import Sim
 
@@ -68,14 +73,14 @@ def test_mpi_pinned_in_groups_of_four_then_unpinned_as_one_job(h100: Sim, ns: st
                                      for j in jobs) == [4, 4, 4, 4]
     measured = [m for m in items(h100, ns, "bandwidthmeasurements") if m["status"].get("results")]
     assert len(measured) == 4 and all(float(m["status"]["results"][-1]["busBW"]) >= 100 for m in measured)
-    assert sorted(result["succeeded_nodes"]) == sorted(n.metadata.name for n in client.CoreV1Api(h100.api).list_node(
-        label_selector="nvidia.com/gpu.present=true").items)
-    run_obj = client.CustomObjectsApi(h100.api).get_namespaced_custom_object(GROUP, VERSION, ns, "workloadruns",
-                                                                             "ar-pinned")
+    gpu_nodes = client.CoreV1Api(h100.api).list_node(label_selector="nvidia.com/gpu.present=true").items
+    assert sorted(result["succeeded_nodes"]) == sorted(n.metadata.name for n in gpu_nodes)
+    run_obj = client.CustomObjectsApi(h100.api).get_namespaced_custom_object(
+        GROUP, VERSION, ns, "workloadruns", "ar-pinned")
     assert run_obj["status"]["workflowRef"]["name"] == "ar-pinned" and run_obj["status"]["resolvedGpusPerNode"] == 8
     # The report of the run: one category, its bandwidth judged.
-    rc, report = ansible_module("certification_results", {"kubeconfig": str(h100.kubeconfig),
-                                                           "workload_run": "ar-pinned", "namespace": ns})
+    rc, report = ansible_module("certification_results",
+                                {"kubeconfig": str(h100.kubeconfig), "workload_run": "ar-pinned", "namespace": ns})
     assert rc == 0 and report["result"] == "PASSED", report
     (category,) = report["report"]["categories"]
     assert (category["domain"], category["variant"], category["jobs"]) == ("workloadrun", "ar-pinned", 4)
@@ -106,17 +111,39 @@ def test_refusals_write_nothing(h100: Sim, ns: str) -> None:
     assert after["jobs"] == [] and after["trainjobs"] == [] and after["workloadruns"] == ["gang"]
 
 
-@pytest.mark.parametrize("framework", [
-    {"torch": {"script": "train.py", "args": ["--steps", "10"]}},
-    {"exec": {"command": ["/bin/sh", "-c"], "args": ["nvidia-smi && echo done"]}},
-])
-def test_torch_and_exec_run_to_succeeded(h100: Sim, ns: str, framework: dict) -> None:
-    body = {"image": IMAGE, "framework": framework, "numNodes": 1,
-            "orchestration": {"testScale": "intra-node"}, "target": {"nodeNames": ["gpu-node-000", "gpu-node-001"]}}
-    rc, result = run(h100, ns, next(iter(framework)), body)
+def per_node(framework: dict) -> dict:
+    return {"image": IMAGE, "framework": framework, "numNodes": 1, "orchestration": {"testScale": "intra-node"},
+            "target": {"nodeNames": ["gpu-node-000", "gpu-node-001"]}}
+
+
+def test_torch_runs_to_succeeded_and_check_mode_writes_nothing(h100: Sim, ns: str) -> None:
+    body = per_node({"torch": {"script": "train.py", "args": ["--steps", "10"]}})
+    rc, planned = ansible_module("workloadrun_run", {"kubeconfig": str(h100.kubeconfig), "name": "torch",
+                                                     "namespace": ns, "spec": body}, "--check")
+    assert rc == 0 and planned["plan"] and written(h100, ns)["workloadruns"] == [], planned
+    rc, result = run(h100, ns, "torch", body)
     assert rc == 0 and result["phase"] == "Succeeded", result
     assert sorted(result["succeeded_nodes"]) == ["gpu-node-000", "gpu-node-001"]
     assert len(items(h100, ns, "jobs")) == 2
+
+
+def test_the_playbook_runs_an_exec_run_and_writes_its_report(h100: Sim, ns: str, tmp_path: Path) -> None:
+    host = {"k8s_kubeconfig": str(h100.kubeconfig), "workloadrun_name": "burn", "workloadrun_namespace": ns,
+            "workloadrun_spec": per_node({"exec": {"command": ["/bin/sh", "-c"], "args": ["nvidia-smi"]}}),
+            "workloadrun_poll_interval": 0.5, "workloadrun_timeout": 300}
+    inventory = {"clusters": {"vars": {"ansible_connection": "local",
+                                       "ansible_python_interpreter": str(ROOT / ".venv/bin/python")},
+                              "hosts": {"lab": host}}}
+    (tmp_path / "inventory.yml").write_text(yaml.safe_dump(inventory))
+    proc = subprocess.run([str(ROOT / ".venv/bin/ansible-playbook"), "-i", "inventory.yml",
+                           str(ROOT / "playbooks/workloadrun.yml")], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600, check=False,
+                          env={**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")})
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    report = json.loads((tmp_path / "cre-reports" / "lab" / "report.json").read_text())
+    assert report["result"] == "PASSED" and [c["variant"] for c in report["categories"]] == ["burn"]
+    assert {n["name"]: n["status"] for n in report["nodeResults"]} == {"gpu-node-000": "Passed",
+                                                                       "gpu-node-001": "Passed"}
 
 
 def test_sigkill_then_rerun_gives_the_same_result_without_duplicates(h100: Sim, ns: str) -> None:

@@ -61,21 +61,21 @@ def test_every_platform_builds_a_workflow_the_controller_accepts(platform, arch,
     ("exec", ["nvidia-smi"], ["-L"]),
 ])
 def test_torch_and_exec_commands(framework, command, args):
-    (workflow, _), _nodes = build(run(framework))
+    (workflow, _resolved), _nodes = build(run(framework))
     assert (trainer(workflow)["command"], trainer(workflow)["args"]) == (command, args)
 
 
 def test_torch_module_runs_with_dash_m():
     obj = run("torch")
     obj["spec"]["framework"]["torch"] = {"module": "pkg.train"}
-    (workflow, _), _nodes = build(obj)
+    (workflow, _resolved), _nodes = build(obj)
     assert trainer(workflow)["args"] == ["-m", "pkg.train"]
 
 
 def test_env_merges_over_the_nccl_defaults_and_mpi_forwards_it_with_the_users_x_winning():
     obj = run(env=[{"name": "NCCL_DEBUG", "value": "WARN"}, {"name": "FOO", "value": "1"}])
     obj["spec"]["framework"]["mpi"]["mpiArgs"] = ["-x", "FOO=2"]
-    (workflow, _), _nodes = build(obj)
+    (workflow, _resolved), _nodes = build(obj)
     env = {e["name"]: e["value"] for e in trainer(workflow)["env"]}
     assert env == {"NCCL_DEBUG": "WARN", "NCCL_MNNVL_ENABLE": "0", "FOO": "1"}
     args = trainer(workflow)["args"]
@@ -86,21 +86,21 @@ def test_env_merges_over_the_nccl_defaults_and_mpi_forwards_it_with_the_users_x_
 
 
 def test_aws_strips_the_ofi_plugin_and_mpi_forwards_none_unless_the_user_forwards_it():
-    (workflow, _), _nodes = build(run("mpi"), "aws", "h100")
+    (workflow, _resolved), _nodes = build(run("mpi"), "aws", "h100")
     args = trainer(workflow)["args"]
     assert args[args.index("NCCL_NET_PLUGIN=none") - 1] == "-x"
     obj = run("mpi")
     obj["spec"]["framework"]["mpi"]["mpiArgs"] = ["-x", "NCCL_NET_PLUGIN=ofi"]
-    (workflow, _), _nodes = build(obj, "aws", "h100")
+    (workflow, _resolved), _nodes = build(obj, "aws", "h100")
     assert "NCCL_NET_PLUGIN=none" not in trainer(workflow)["args"]
-    (workflow, _), _nodes = build(run("exec"), "aws", "h100")
+    (workflow, _resolved), _nodes = build(run("exec"), "aws", "h100")
     assert trainer(workflow)["command"] == ["bash", "-c"]
     assert trainer(workflow)["args"][0].startswith("rm -rf /opt/amazon; unset NCCL_NET_PLUGIN")
     assert trainer(workflow)["args"][1:] == ["nvidia-smi", "-L"]
 
 
 def test_gb300_gets_the_compute_domain_and_aws_gb300_mpi_pins_tcp():
-    (workflow, _), _nodes = build(run("mpi"), "aws", "gb300")
+    (workflow, _resolved), _nodes = build(run("mpi"), "aws", "gb300")
     kinds = {d["kind"] for d in workflow["spec"]["dependencies"]}
     assert {"ComputeDomain", "ResourceClaimTemplate"} <= kinds
     args = trainer(workflow)["args"]
@@ -133,7 +133,7 @@ def test_no_framework_is_a_build_failure():
 
 def test_gang_intent_is_recorded_and_a_conflicting_override_is_reported():
     gang = {"schedulerName": "kai-scheduler", "queue": "team-a"}
-    (workflow, _), nodes = build(run(gangScheduler=gang))
+    (workflow, _resolved), nodes = build(run(gangScheduler=gang))
     assert workflow["spec"]["gangScheduler"] == {**gang, "queueLabelKey": "kai.scheduler/queue"}
     assert workflow["spec"]["jobTemplate"]["spec"]["workloadMetadata"]["labels"] == {"kai.scheduler/queue": "team-a"}
     assert render(workflow, nodes).failure is None
@@ -141,13 +141,13 @@ def test_gang_intent_is_recorded_and_a_conflicting_override_is_reported():
         "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime", "metadata": {"name": "wr-runtime"},
         "spec": {"template": {"spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {"template": {
             "metadata": {"labels": {"kai.scheduler/queue": "other"}}}}}}]}}}}]}
-    (workflow, _), nodes = build(run(gangScheduler=gang, overrides=[override]))
+    (workflow, _resolved), nodes = build(run(gangScheduler=gang, overrides=[override]))
     failure = render(workflow, nodes).failure
     assert failure is not None and failure.reason == "GangSchedulingConflict"
 
 
 def test_measurements_thresholds_and_checkpoint_pass_through():
-    (workflow, _), _nodes = build(run(
+    (workflow, _resolved), _nodes = build(run(
         bandwidthMeasurement={"logProfileRef": "nccl-bandwidth", "testType": "all_reduce"},
         thresholds={"busBandwidthGBps": "value >= 400"}, checkpoint={"storageSize": "1Ti", "maxRestarts": 2},
         orchestration={"timeoutPerJob": "2h", "repeatCount": 3}))
