@@ -273,7 +273,8 @@ def build_spec(run: Obj, *, platform: str, gpu_architecture: str, nodes: list | 
         raise WorkflowFailure(BUILD_FAILED, NO_FRAMEWORK)
     variables = {"entryName": name, "nodesPerJob": resolved.nodes_per_job, "gpusPerNode": resolved.gpus_per_node,
                  "mlnxPerNode": resolved.mlnx_per_node, "framework": resolved.framework,
-                 "mnnvl": "1" if resolved.enable_mnnvl else "0"}
+                 "mnnvl": "1" if resolved.enable_mnnvl else "0",
+                 **({"nicResourceName": spec["nicResourceName"]} if spec.get("nicResourceName") else {})}
     ctx = OverrideContext.for_spec({}, platform=platform, gpu_architecture=gpu_architecture, nodes=nodes)
     generated, build_time = platform_overrides(variables, ctx)
     base_env = Renderer(variables, read_lib).render(parsed_yaml(read_lib("nccl/base-env.yaml")))

@@ -157,3 +157,17 @@ def test_measurements_thresholds_and_checkpoint_pass_through():
     assert spec["jobTemplate"]["spec"]["checkpoint"] == {"pvcName": "wr-checkpoint-pvc", "maxRestarts": 2}
     assert spec["orchestration"]["iterations"] == 3 and spec["orchestration"]["execution"]["timeoutPerJob"] == "2h"
     assert any(d["kind"] == "PersistentVolumeClaim" for d in spec["dependencies"])
+
+
+@pytest.mark.parametrize("framework", ["mpi", "torch", "exec"])
+def test_a_named_nic_resource_is_requested_on_every_node_pod_and_the_launcher_is_labelled(framework):
+    (workflow, _resolved), _nodes = build(run(framework, nicResourceName="rdma/ib", mlnxPerNode=2))
+    (runtime,) = [d for d in workflow["spec"]["dependencies"] if d.get("kind") == "TrainingRuntime"]
+    jobs = {j["name"]: j for j in runtime["spec"]["template"]["spec"]["replicatedJobs"]}
+    (node,) = [c for c in jobs["node"]["template"]["spec"]["template"]["spec"]["containers"] if c["name"] == "node"]
+    assert node["resources"]["limits"]["rdma/ib"] == node["resources"]["requests"]["rdma/ib"] == "2"
+    patches = workflow["spec"]["jobTemplate"]["spec"]["workload"]["trainJob"]["runtimePatches"]
+    addressed = [j["name"] for p in patches for j in p["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]]
+    assert addressed == (["node", "launcher"] if framework == "mpi" else ["node"])
+    (plain, _resolved), _nodes = build(run(framework))
+    assert "rdma/ib" not in str(plain)
