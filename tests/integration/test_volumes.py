@@ -125,7 +125,12 @@ def test_the_claims_pv_is_stamped_while_running_then_deleted_after_the_claim(clu
     seen = PVWatch(cluster)
     code, result = run(cluster, namespace, timeout=120)  # resumes to the end
     assert code == 0 and result["phase"] == "Succeeded", result.get("msg", result)
-    assert wait_for(lambda: claim.spec.volume_name not in volumes(cluster)), "the PV is still there"
+    # The run switches the released PV to Delete; the PV controller deletes it on its own schedule (its periodic
+    # resync), which on a loaded machine has taken more than a minute: wait for it, and say where it stood if not.
+    gone = wait_for(lambda: claim.spec.volume_name not in volumes(cluster), seconds=180)
+    left = volumes(cluster).get(claim.spec.volume_name)
+    assert gone, ("the PV is still there", left and (left.spec.persistent_volume_reclaim_policy, left.status.phase),
+                  seen.of(claim.spec.volume_name))
     seen.close()
     events = seen.of(claim.spec.volume_name)
     # Released on Retain, then switched to Delete (by the run), then deleted (by the PV controller).
