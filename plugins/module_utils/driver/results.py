@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from ..engine.api import naming
-from ..engine.api.actions import Create, Ref, Replace
+from ..engine.api.actions import Create, Ref, Step
 from ..engine.api.errors import InputError
 from ..engine.api.objects import owned_by
 from ..engine.api.vocabulary import (
@@ -25,7 +25,7 @@ from ..engine.plan import category_build
 from ..engine.reconcile import node_results
 from ..engine.report import certreport, html, snapshot
 from ..kube.rest import ApiException, Kube
-from . import annotate, history
+from . import annotate, execute, history
 from .measurements import list_measurements
 
 FILES = ("report.json", "junit.xml", "report.md", "report.html")
@@ -158,7 +158,8 @@ def enforce(kube: Kube, data: list[Obj], regressed: list[Obj], check_mode: bool)
         for name, write in node_results.regressed(workflow, _result_configmaps(kube, namespace, workflow), entries):
             changed = True
             if not check_mode:
-                _write(kube, write)
+                # execute.run: the ownership rules of every write (a namesake is adopted or refused, a 409 re-read).
+                execute.run(kube, Step([write]), workflow["metadata"]["name"])
                 if isinstance(write, Create) and name.startswith("failed-nodes-"):
                     # A Workflow with no failed node had no ref to follow: NVCRE sets it with the ConfigMap.
                     kube.merge_patch(Ref(API_VERSION, WORKFLOW, namespace, workflow["metadata"]["name"]),
@@ -171,13 +172,6 @@ def _result_configmaps(kube: Kube, namespace: str, workflow: Obj) -> dict[str, O
     uid = workflow["metadata"]["uid"]
     names = (naming.succeeded_nodes_configmap(uid), naming.failed_nodes_configmap(uid))
     return {name: cm for name in names if (cm := kube.get(Ref("v1", "ConfigMap", namespace, name)))}
-
-
-def _write(kube: Kube, write: Create | Replace) -> None:
-    if isinstance(write, Create):
-        kube.create(write.obj)
-    else:
-        kube.replace(write.obj)
 
 
 def _compared(kube: Kube, cert: Obj, data: list[Obj], args: Obj, check_mode: bool,
