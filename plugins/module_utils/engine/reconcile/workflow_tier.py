@@ -59,7 +59,7 @@ from ..api.vocabulary import (
 from ..models import dump, parse_workflow
 from ..plan import detect, jobs, mnnvl, partition, placement
 from ..plan.dependencies import SCOPE_JOB, SCOPE_WORKFLOW, DependencyPlan, reference, strip_when
-from . import diagnose_gate, diagnose_tier, node_results, volumes
+from . import diagnose_gate, diagnose_tier, node_results, ownership, volumes
 from .job_tier import scheduling_blocked, scheduling_paused
 from .status import status_write
 from .world import WorkflowWorld
@@ -163,6 +163,15 @@ class _Pass:
 
     def create(self, obj: Obj) -> None:
         self.actions.append(Create(obj, owner_uid=self.uid))
+
+    def create_copy(self, obj: Obj) -> None:
+        """A group's dependency copy, unless the pass that wrote its ref made it and it is seen, ours and not
+        going away (a group that waited for its ComputeDomain): its create would only meet AlreadyExists and a
+        read to adopt it, two requests per copy. Anything else goes to the server, which decides as before."""
+        live = self.world.dependencies.get(Ref.of(obj))
+        if live is None or not isinstance(ownership.on_exists(Create(obj, owner_uid=self.uid), live, ""),
+                                           ownership.Adopt):
+            self.create(obj)
 
     def delete(self, obj: Obj) -> None:
         self.actions.append(Delete(Ref.of(obj), uid=meta(obj).get("uid", "")))
@@ -378,7 +387,7 @@ class _Pass:
         launched = 0
         for group, launch in launches:
             for obj in launch.dependencies:
-                self.create(obj)
+                self.create_copy(obj)
                 ref = reference(obj, SCOPE_JOB, group["name"], iteration)
                 if (key := json.dumps(ref, sort_keys=True)) not in known:
                     known.add(key)

@@ -411,10 +411,25 @@ def created_per_pass(scenario_id: str, passes: int = 6) -> tuple[Sim, list[list[
 def test_a_new_compute_domain_holds_its_job_until_a_later_pass():
     sim, created, first = created_per_pass("compute-domain-created-a-pass-before-its-job")
     assert "Job" not in created[first]
-    assert created[first + 1] == ["TrainingRuntime", "ComputeDomain", "Job"]  # the copies adopted, then the Job
+    # The copies made a pass earlier are seen and ours: only the Job goes out (no AlreadyExists, no read to adopt).
+    assert created[first + 1] == ["Job"]
     # The refs were written with the wait, so the next pass saw the ComputeDomain.
     assert sorted(r["kind"] for r in sim.workflow["status"]["dependencyRefs"] if r["scope"] == "job") == [
         "ComputeDomain", "TrainingRuntime"]
+
+
+@pytest.mark.parametrize("change", ["foreign", "terminating"])
+def test_a_seen_copy_that_is_not_ours_or_is_going_away_is_created_again_for_the_server_to_refuse(change: str) -> None:
+    first = created_per_pass("compute-domain-created-a-pass-before-its-job")[2]
+    sim = created_per_pass("compute-domain-created-a-pass-before-its-job", passes=first + 1)[0]
+    domain = next(iter(sim.of_kind("ComputeDomain").values()))
+    if change == "foreign":
+        domain["metadata"]["annotations"] = {}
+        domain["metadata"]["ownerReferences"] = []
+    else:
+        domain["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    step = workflow_tier.reconcile(sim.world())
+    assert "ComputeDomain" in [Ref.of(a.obj).kind for a in step.actions if isinstance(a, Create)]
 
 
 def test_every_group_s_compute_domain_goes_out_in_one_pass_and_every_job_in_the_next():
