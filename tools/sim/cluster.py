@@ -83,7 +83,6 @@ COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-schedul
 LEASE_RENEWALS_PER_SECOND = 20
 DEFAULT_HEARTBEAT_FACTOR = 5.0
 CREATE_THREADS = 8
-QPS, BURST = 5000, 10000  # what kwokctl's disableQPSLimits gives the components on their command lines
 KWOK_PARALLELISM = 16
 
 
@@ -167,7 +166,7 @@ def _up(bin_dir: Path, assets: Path, profile: str, nodes: int, name: str, pod_ms
         # kwokctl's disableQPSLimits reaches the scheduler as flags, which a config file overrides: without this
         # the scheduler keeps its default 50 requests/s, and a DRA pod costs it 3 writes (nomination, the claim's
         # allocation, the binding) against a plain pod's one.
-        "clientConnection": {"qps": QPS, "burst": BURST},
+        "clientConnection": {"qps": controllers.QPS, "burst": controllers.BURST},
         # Gang-scheduled runtimes name kai-scheduler; a second profile binds their pods too.
         "profiles": [{"schedulerName": "default-scheduler"}, {"schedulerName": "kai-scheduler"}],
     }

@@ -169,8 +169,8 @@ class _Pass:
         going away (a group that waited for its ComputeDomain): its create would only meet AlreadyExists and a
         read to adopt it, two requests per copy. Anything else goes to the server, which decides as before."""
         live = self.world.dependencies.get(Ref.of(obj))
-        if live is None or not isinstance(ownership.on_exists(Create(obj, owner_uid=self.uid), live, ""),
-                                           ownership.Adopt):
+        verdict = None if live is None else ownership.on_exists(Create(obj, owner_uid=self.uid), live, "")
+        if not isinstance(verdict, ownership.Adopt):
             self.create(obj)
 
     def delete(self, obj: Obj) -> None:

@@ -184,3 +184,46 @@ def test_killed_after_every_action_ends_where_an_uninterrupted_run_does(faults):
         sim.run(kill=point)
         assert sim.outcome() == expected, f"killed at step {point[0]} before action {point[1]}"
         check_every_job_was_created_once(sim)
+
+
+COMPUTE_DOMAIN = [
+    {"op": "add", "path": "/spec/jobTemplate/spec/workload/trainJob/trainer/env",
+     "value": [{"name": "IMEX_DOMAIN", "value": "imex-domain"}]},
+    {"op": "add", "path": "/spec/dependencies/-",
+     "value": {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain", "metadata": {"name": "imex-domain"},
+               "spec": {"numNodes": 0, "channel": {"resourceClaimTemplate": {"name": "imex-domain-channel"}}}}}]
+
+
+class PassesSim(DiagnoseSim):
+    """Notes what each pass created, by kind, in order."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.passes: list[list[dict]] = []
+
+    def execute(self, step, limit: int | None = None) -> None:
+        before = len(self.creates)
+        try:
+            super().execute(step, limit)
+        finally:
+            self.passes.append(self.creates[before:])
+
+
+def test_each_diagnose_round_launches_all_its_groups_a_pass_after_their_compute_domains():
+    """Issue 22 for diagnose (GB200/GB300): a round's groups each get their ComputeDomain in one pass and their
+    Jobs all in the next; no group waits for another's."""
+    sim = PassesSim(CHUNKS + COMPUTE_DOMAIN, 16, slow=[node(5)])
+    sim.run()
+    assert condition(sim.workflow)["message"] == "Diagnosis complete: 1 faulty nodes confirmed"
+    check_every_job_was_created_once(sim)
+    job_passes = [i for i, created in enumerate(sim.passes) if any(o["kind"] == "Job" for o in created)]
+    rounds = {o["metadata"]["name"].rsplit("-iter-", 1)[1] for i in job_passes for o in sim.passes[i]
+              if o["kind"] == "Job"}
+    assert len(job_passes) == len(rounds) == sim.diagnose["round"]  # one launching pass per round
+    for i in job_passes:
+        jobs = sorted(o["metadata"]["name"] for o in sim.passes[i] if o["kind"] == "Job")
+        domains = sorted(o["metadata"]["name"] for o in sim.passes[i - 1] if o["kind"] == "ComputeDomain")
+        assert len(domains) == len(jobs) > 0, (jobs, domains)
+        assert not any(o["kind"] in ("ComputeDomain", "TrainingRuntime") for o in sim.passes[i])  # no copy again
+        # each Job's own copy: imex-domain-<hash>-<group>-iter-<round> beside nccl-test-<group>-iter-<round>
+        assert [d.split("-", 3)[3] for d in domains] == [j.removeprefix("nccl-test-") for j in jobs]
