@@ -136,14 +136,14 @@ def ours_in_child(kubeconfig: str, size: int, per_job: int, poll: float, timeout
     # Where the time went: HTTP calls (summed over the driver's threads), CPU of the driver's process (engine,
     # observe, JSON of the lists, the driver's threads; overlaps the HTTP time).
     split = {"http, summed over threads": kube.http_seconds, "driver cpu": cpu}
-    read = kube.log_bytes
+    read, finished = kube.log_bytes, not result.get("timed_out")
     return {"seconds": seconds, "requests": Counter(kube.requests), "groups": result["groups"]["total"], "split": split,
             # An unfinished run has launchers that have printed nothing yet (their log endpoint answers 400).
             "objects": manifests(kube.created), "log_read": read,
-            "log_size": log_sizes(Kube(api), ns) if not result.get("timed_out") else 0,
+            "log_size": log_sizes(Kube(api), ns) if finished else 0,
             "bytes": kube.bytes_read, "passes": len(busy), "pass_cpu": sum(busy) / max(len(busy), 1),
             "cpu": cpu, "peak_rss": peak_rss(),
-            "finished": not result.get("timed_out"), "running": result["groups"].get("running", 0)}
+            "finished": finished, "running": result["groups"].get("running", 0)}
 
 
 def peak_rss() -> int:
@@ -284,9 +284,9 @@ def measure(size: int, per_job: int, poll: float, tmp: Path, with_loop: bool, ti
         runs.append(measure_once(size, per_job, poll, tmp, with_loop, timeout, run))
         if not runs[-1]["floor"]:
             break
-    done = sorted((r for r in runs if r["floor"]), key=lambda r: r["ours"]["seconds"] / r["floor"]["seconds"])
+    done = sorted((r for r in runs if r["floor"]), key=ratio)
     median = done[(len(done) - 1) // 2] if done else runs[-1]
-    return {**median, "ratios": [r["ours"]["seconds"] / r["floor"]["seconds"] for r in done]}
+    return {**median, "ratios": [ratio(r) for r in done]}
 
 
 def measure_once(size: int, per_job: int, poll: float, tmp: Path, with_loop: bool, timeout: float,
@@ -350,15 +350,20 @@ def report(r: dict[str, Any]) -> None:
           f"({a['log_read'] / max(a['log_size'], 1):.2f}x)")
 
 
+def ratio(r: dict[str, Any]) -> float:
+    """ours/floor of a measurement whose floor was measured."""
+    return float(r["ours"]["seconds"] / r["floor"]["seconds"])
+
+
 def ratio_text(r: dict[str, Any]) -> str:
     """ours/floor, or why there is none."""
     if not r["floor"]:
         return f"not measured (ours did not finish within {r['timeout']:.0f}s)"
-    return f"{r['ours']['seconds'] / r['floor']['seconds']:.2f}"
+    return f"{ratio(r):.2f}"
 
 
 def within(r: dict[str, Any], bound: float) -> bool:
-    return bool(r["floor"]) and r["ours"]["seconds"] / r["floor"]["seconds"] <= bound
+    return bool(r["floor"]) and ratio(r) <= bound
 
 
 def _interrupt(signum: int, frame: object) -> None:
