@@ -22,6 +22,7 @@ from kubernetes import client
 from xdist.scheduler import LoadScopeScheduling
 
 from tools.sim import cluster, reset
+from tools.sim.state import ClusterState
 
 from .families import Key, cluster_key, declared, families
 
@@ -77,6 +78,12 @@ class Pool:
         if key not in family_keys(module):
             pytest.fail(f"{module} takes the pooled cluster {key} without declaring it: add it to the module's "
                         "pytestmark = pytest.mark.clusters(...)", pytrace=False)
+        if key in self._sims and self._user[key] != user and not cluster.running(
+                self._sims[key].name, ClusterState.load(self._sims[key].name)):
+            # A test whose cluster broke (a component it stopped never came back) fails alone: the next user of the
+            # cluster gets a new one instead of its corpse.
+            cluster.down(self._sims.pop(key).name, missing_ok=True)
+            del self._user[key]
         if key in self._sims:
             self._sims.move_to_end(key)
             if self._user[key] != user:

@@ -169,8 +169,8 @@ def test_cluster_survives_apiserver_restart(sim: Sim, namespace: str) -> None:
     # what is checked is that each rides out the outage and reconnects; 5 s breaks every watch and request.
     cluster.restart(sim.name, "apiserver", down_seconds=5)
     others = [p for p in (cluster_dir(sim.name) / "pids").glob("*.pid") if p.stem != "kube-apiserver"]
-    assert all(processes.alive(int(p.read_text())) for p in others)
-    assert all(processes.alive(pid) for pid in ClusterState.load(sim.name).pids.values())
+    assert all(processes.alive(int(p.read_text()), cluster.owner(sim.name)) for p in others)
+    assert all(processes.alive(pid, cluster.owner(sim.name)) for pid in ClusterState.load(sim.name).pids.values())
     # Trainer's webhook may not see a new runtime for up to a minute after the apiserver is back (create_trainjob).
     assert run_trainjob(sim.api, namespace, "after-restart", ["gpu-node-001", "gpu-node-002"]) == "Complete"
 
@@ -246,10 +246,10 @@ def test_down_leaves_no_process_and_frees_ports() -> None:
     pids = [int(p.read_text()) for p in (cluster_dir(name) / "pids").glob("*.pid")] + list(state.pids.values())
     ports = list(state.ports.values()) + [urlparse(yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]
                                                    ["server"]).port]
-    assert len(pids) >= 7 and all(processes.alive(p) for p in pids)
+    assert len(pids) >= 7 and all(processes.alive(p, cluster.owner(name)) for p in pids)
     with cluster.ports_taken():  # no other worker's cluster start takes a freed port before it is checked
         assert sim_cli("down", "--name", name).returncode == 0
-        assert not any(processes.alive(p) for p in pids)
+        assert not any(processes.alive(p, cluster.owner(name)) for p in pids)
         for port in ports:
             with socket.socket() as s:
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is not "in use"

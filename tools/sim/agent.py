@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import urllib3
 from kubernetes import client, config
 
 from . import cache, computedomain, gemm_logs, log_style, ranks, training_logs, volumes, workload_logs
@@ -69,13 +70,18 @@ def repeat(one_pass: Callable[[], object], seconds: float) -> None:
 
 
 def has_compute_domains(custom: client.CustomObjectsApi) -> bool:
-    try:
-        custom.list_cluster_custom_object(*computedomain.CD, "computedomains", limit=1)
-    except client.ApiException as exc:
-        if exc.status == 404:
-            return False
-        raise
-    return True
+    """Asked until the apiserver answers: an agent that starts while it restarts must not die of it."""
+    while True:
+        try:
+            custom.list_cluster_custom_object(*computedomain.CD, "computedomains", limit=1)
+            return True
+        except client.ApiException as exc:
+            if exc.status == 404:
+                return False
+            LOG.warning("listing ComputeDomains failed, retrying: %s %s", exc.status, exc.reason)
+        except urllib3.exceptions.HTTPError as exc:
+            LOG.warning("listing ComputeDomains failed, retrying: %s", type(exc).__name__)
+        time.sleep(GONE_POLL_SECONDS)
 
 
 def main(kubeconfig: str) -> None:

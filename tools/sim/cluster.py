@@ -95,6 +95,23 @@ def ready_timeout(nodes: int) -> float:
     return 120 + nodes / 50
 
 
+def owner(name: str) -> str:
+    """What every process of cluster `name` has on its command line (a path of its directory): a pid from its
+    files is signalled or counted as running only when it still is one of them (`processes.alive`)."""
+    return f"{cluster_dir(name)}/"
+
+
+def component_pids(name: str) -> dict[Path, int]:
+    """The pid files kwokctl wrote for the cluster's components, and the pid in each."""
+    pids = {}
+    for pid_file in (cluster_dir(name) / "pids").glob("*.pid"):
+        try:
+            pids[pid_file] = int(pid_file.read_text().strip())
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
 @contextmanager
 def ports_taken() -> Iterator[None]:
     """Held (across processes: parallel test workers start clusters at once) from the moment kwokctl and
@@ -146,11 +163,9 @@ def _alive(name: str) -> None:
             processes.wait_https_ok(f"https://127.0.0.1:{port}/healthz", 60, int(pid_file.read_text().strip()))
         except RuntimeError as exc:
             raise ComponentDied(f"kube-controller-manager of cluster {name!r}: {exc}") from None
+    pids = {pid_file.stem: pid for pid_file, pid in component_pids(name).items()}
     for component in COMPONENTS:
-        pid_file = cluster_dir(name) / "pids" / f"{component}.pid"
-        try:
-            os.kill(int(pid_file.read_text().strip()), 0)
-        except (OSError, ValueError):
+        if not processes.alive(pids.get(component, 0), owner(name)):
             log = cluster_dir(name) / "logs" / f"{component}.log"
             last = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
             raise ComponentDied(f"{component} of cluster {name!r} is not running: {' '.join(last)[-300:]}") from None
@@ -296,21 +311,24 @@ def down(name: str, missing_ok: bool = False) -> None:
         pids = ClusterState.load(name).pids
     except (OSError, ValueError):
         pids = {}
-    for pid in pids.values():
-        processes.stop(pid)
-    bin_dir = None
+    processes.stop(list(pids.values()), owner(name))
+    # kwokctl kills the pid of each pid file it finds, whoever has it now: the components are killed here (as
+    # kwokctl would, at once), only while they are the cluster's, and kwokctl is left no pid file.
+    components = component_pids(name)
+    processes.stop(list(components.values()), owner(name), grace=0)
+    for pid_file in components:
+        pid_file.unlink(missing_ok=True)
     try:
-        bin_dir = binaries()[0]
-        _kwokctl(bin_dir, "delete", "cluster", "--name", name, "--kubeconfig", "")
+        _kwokctl(binaries()[0], "delete", "cluster", "--name", name, "--kubeconfig", "")
     except (subprocess.CalledProcessError, OSError):
         pass
-    # kwokctl may leave a component behind if it died mid-create: kill by the pid files it wrote.
-    for pid_file in (cluster_dir(name) / "pids").glob("*.pid"):
-        try:
-            processes.stop(int(pid_file.read_text().strip()))
-        except (OSError, ValueError):
-            pass
     shutil.rmtree(cluster_dir(name), ignore_errors=True)
+
+
+def running(name: str, st: ClusterState) -> bool:
+    """Every process of the cluster runs: kwokctl's components and ours."""
+    pids = [*component_pids(name).values(), *st.pids.values()]
+    return bool(pids) and all(processes.alive(p, owner(name)) for p in pids)
 
 
 def status() -> list[dict]:
@@ -321,11 +339,8 @@ def status() -> list[dict]:
         except (OSError, ValueError):
             out.append({"name": name, "state": "broken"})
             continue
-        pid_files = (cluster_dir(name) / "pids").glob("*.pid")
-        pids = [int(p.read_text().strip()) for p in pid_files] + list(st.pids.values())
-        running = all(processes.alive(p) for p in pids) and bool(pids)
         out.append({"name": name, "profile": st.profile, "nodes": st.nodes, "kubeconfig": st.kubeconfig,
-                    "state": "running" if running else "degraded", "faults": st.faults, "links": st.links})
+                    "state": "running" if running(name, st) else "degraded", "faults": st.faults, "links": st.links})
     return out
 
 
@@ -545,7 +560,7 @@ def restart(name: str, component: str, down_seconds: float = 2.0) -> None:
     # The stopped component's port is free until it is back: a cluster started meanwhile (another test worker)
     # must not pick it, so the ports stay taken from the stop until the component answers again.
     with ports_taken():
-        processes.stop(int(pid_file.read_text()))
+        processes.stop([component_pids(name).get(pid_file, 0)], owner(name))
         time.sleep(down_seconds)
         _start_again(name, component, st, pid_file, bin_dir)
 
@@ -553,12 +568,14 @@ def restart(name: str, component: str, down_seconds: float = 2.0) -> None:
 def _start_again(name: str, component: str, st: ClusterState, pid_file: Path, bin_dir: Path) -> None:
     deadline = time.monotonic() + 60
     while True:
-        # kwokctl skips a component whose old pid still exists (a zombie not yet reaped): start until it runs.
-        if not processes.alive(int(pid_file.read_text())):
+        if not processes.alive(component_pids(name).get(pid_file, 0), owner(name)):
+            # kwokctl skips a component whose pid still exists, be it a zombie not yet reaped or another process
+            # that got the pid meanwhile: without the file it starts it.
+            pid_file.unlink(missing_ok=True)
             _kwokctl(bin_dir, "start", "cluster", "--name", name, "--wait", "2m")
         try:
             _kubectl(bin_dir, st.kubeconfig, "get", "--raw", "/readyz")
-            if processes.alive(int(pid_file.read_text())):
+            if processes.alive(component_pids(name).get(pid_file, 0), owner(name)):
                 return
             log = cluster_dir(name) / "logs" / f"{RESTARTABLE[component]}.log"
             last = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []

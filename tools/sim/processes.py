@@ -32,32 +32,42 @@ def start(argv: list[str], log: Path, env: dict[str, str] | None = None) -> int:
     return proc.pid
 
 
-def alive(pid: int) -> bool:
-    """True for a running process; a zombie (exited, not yet reaped) counts as gone."""
+def alive(pid: int, owner: str | None = None) -> bool:
+    """True for a running process; a zombie (exited, not yet reaped) counts as gone. With `owner` (a cluster's
+    directory), only a process whose command line names it: pids wrap at 32,768 here, so within a test session the
+    pid in the file of a process that died long ago may be another's (another cluster's apiserver, a test worker)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes() if owner is not None else b""
     except OSError:
         return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    return stat.rsplit(")", 1)[1].split()[0] != "Z" and (owner is None or owner.encode() in cmdline)
 
 
-def stop(pid: int, grace: float = 5.0) -> None:
-    """SIGTERM, then SIGKILL after `grace` seconds; reaps it when it is our child."""
+def stop(pids: list[int], owner: str, grace: float = 5.0) -> None:
+    """SIGTERM every process of `pids` that is still `owner`'s, SIGKILL those left after `grace` seconds (at once
+    with 0: what kwokctl does), and wait until they are gone; reaps those that are our children."""
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
+        if sig == signal.SIGTERM and grace <= 0:
+            continue
+        left = [pid for pid in pids if alive(pid, owner)]
+        for pid in left:
             try:
-                if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                    return
-            except ChildProcessError:
+                os.kill(pid, sig)
+            except ProcessLookupError:
                 pass
-            if not alive(pid):
-                return
-            time.sleep(0.05)
+        deadline = time.monotonic() + wait
+        while left and time.monotonic() < deadline:
+            for pid in left:
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+            left = [pid for pid in left if alive(pid, owner)]
+            if left:
+                time.sleep(0.05)
+        if not left:
+            return
 
 
 def wait_https_ok(url: str, timeout: float, pid: int | None = None) -> None:
