@@ -63,7 +63,8 @@ def stop(pids: list[int], owner: str, grace: float = 5.0) -> None:
                     os.waitpid(pid, os.WNOHANG)
                 except ChildProcessError:
                     pass
-            left = [pid for pid in left if alive(pid, owner)]
+            # Signalled, it is the cluster's until reaped (an exiting process's command line reads empty first).
+            left = [pid for pid in left if alive(pid)]
             if left:
                 time.sleep(0.05)
         if not left:
