@@ -11,6 +11,9 @@ from . import processes
 
 QPS, BURST = 5000, 10000  # the client limits kwokctl's disableQPSLimits gives the components on their command lines
 
+TRAINER_CONCURRENCY = {"TrainJob.trainer.kubeflow.org": 5, "TrainingRuntime.trainer.kubeflow.org": 1,
+                       "ClusterTrainingRuntime.trainer.kubeflow.org": 1}
+
 JOBSET_SKIP = {"mpod.kb.io", "vpod.kb.io"}  # pod webhooks only serve exclusive placement
 
 
@@ -57,6 +60,9 @@ def start_trainer(bin_dir: Path, kubeconfig: Path, run: Path, pki: Path) -> tupl
         # Trainer's own client defaults to 50 requests/s, which paced every run of a hundred TrainJobs or more: the
         # cluster's other components run without client limits (kwokctl's disableQPSLimits), and so does it.
         "clientConnection": {"qps": QPS, "burst": BURST},
+        # As Trainer's own manifests deploy it (manifests/base/manager/controller_manager_config.yaml); without this
+        # controller-runtime reconciles one TrainJob at a time, and a hundred groups' JobSets came out one by one.
+        "controller": {"groupKindConcurrency": TRAINER_CONCURRENCY},
     }
     (run / "trainer.yaml").write_text(yaml.safe_dump(config))
     pid = processes.start(
