@@ -237,6 +237,7 @@ def test_bad_input_against_running_cluster(sim: Sim) -> None:
 
 
 def test_down_leaves_no_process_and_frees_ports() -> None:
+    """...and spares a process that has the pid of a component that died before (pids wrap within a session)."""
     name = f"t{os.getpid()}-down"
     result = sim_cli("up", "--profile", "aws-h100", "--nodes", "2", "--name", name)
     assert result.returncode == 0, result.stderr
@@ -244,6 +245,10 @@ def test_down_leaves_no_process_and_frees_ports() -> None:
     assert kubeconfig.is_file()
     state = ClusterState.load(name)
     pids = [int(p.read_text()) for p in (cluster_dir(name) / "pids").glob("*.pid")] + list(state.pids.values())
+    stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    (cluster_dir(name) / "pids" / "kube-proxy.pid").write_text(str(stranger.pid))
+    with ClusterState.update(name) as st:
+        st.pids["gone"] = stranger.pid
     ports = list(state.ports.values()) + [urlparse(yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]
                                                    ["server"]).port]
     assert len(pids) >= 7 and all(processes.alive(p, cluster.owner(name)) for p in pids)
@@ -255,6 +260,11 @@ def test_down_leaves_no_process_and_frees_ports() -> None:
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is not "in use"
                 s.bind(("127.0.0.1", port))  # raises if anything still listens there
     assert not cluster_dir(name).exists()
+    try:
+        assert stranger.poll() is None
+    finally:
+        stranger.kill()
+        stranger.wait()
 
 
 # ------------------------------------------------------------------ faults only diagnose can localise
