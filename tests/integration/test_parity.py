@@ -14,8 +14,9 @@ import pytest
 from kubernetes import client
 
 from ansible_collections.cre.certification.plugins.module_utils.driver import execute
-from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Event, Step
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import AddOwner, Event, Ref, Step
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build
+from ansible_collections.cre.certification.plugins.module_utils.kube.errors import ApiError
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube
 from tests.ansible_run import ansible_module
 
@@ -287,3 +288,31 @@ def test_event_messages_are_capped_at_1024_bytes(onprem: Sim, ns: str) -> None:
     assert outcome.done == 1
     (told,) = events(onprem, ns, ns)
     assert told[2] == "é" * 504 + "... [truncated]" and len(told[2].encode()) == 1023
+
+
+def test_an_owner_is_added_whatever_else_changed_but_never_over_new_owners(onprem: Sim, ns: str) -> None:
+    """§7.2's owner reference to the Job on a group's copy. A write elsewhere in the copy after it was read (the DRA
+    driver's Ready status, Trainer's finalizer) does not refuse it, as a resourceVersion precondition did; owners
+    changed meanwhile do (the pass looks again) and stay; a reference the server finds invalid is an error."""
+    core, kube = client.CoreV1Api(onprem.api), Kube(onprem.api)
+    jobs = [core.create_namespaced_config_map(ns, {"metadata": {"name": f"job-{i}"}}).metadata for i in range(3)]
+    job = [{"apiVersion": "v1", "kind": "ConfigMap", "name": m.name, "uid": m.uid} for m in jobs]
+    core.create_namespaced_config_map(ns, {"metadata": {"name": "copy"}})
+    copy_ref = Ref("v1", "ConfigMap", ns, "copy")
+
+    def owners() -> list[str]:
+        return [o.uid for o in core.read_namespaced_config_map("copy", ns).metadata.owner_references or []]
+
+    uids = [r["uid"] for r in job]
+    core.patch_namespaced_config_map("copy", ns, {"data": {"written": "after our read"}})
+    assert execute.run(kube, Step([AddOwner(copy_ref, (), job[0])]), ns).done == 1
+    assert owners() == uids[:1]
+    core.patch_namespaced_config_map("copy", ns, {"metadata": {"ownerReferences": job[:2]}})
+    outcome = execute.run(kube, Step([AddOwner(copy_ref, (job[0],), job[2])]), ns)
+    assert outcome.stale and outcome.done == 0
+    assert owners() == uids[:2]
+    assert execute.run(kube, Step([AddOwner(copy_ref, tuple(job[:2]), job[2])]), ns).done == 1
+    assert owners() == uids
+    with pytest.raises(ApiError) as refused:
+        execute.run(kube, Step([AddOwner(copy_ref, tuple(job), {**job[0], "uid": ""})]), ns)
+    assert refused.value.status == 422 and owners() == uids

@@ -11,7 +11,7 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
@@ -257,6 +257,10 @@ class Kube:
     def merge_patch(self, ref: Ref, patch: Obj, sub: str = "") -> Obj:
         target, path = self.target("patch", ref.api_version, ref.kind, ref.namespace, ref.name, sub)
         return self.request("PATCH", path, patch, content_type="application/merge-patch+json", target=target)
+
+    def json_patch(self, ref: Ref, operations: Sequence[Obj]) -> Obj:
+        target, path = self.target("patch", ref.api_version, ref.kind, ref.namespace, ref.name)
+        return self.request("PATCH", path, operations, content_type="application/json-patch+json", target=target)
 
     def delete(self, ref: Ref, uid: str = "", propagation: str = "Background") -> bool:
         """True if deleted; False if it was already gone. A UID precondition never deletes a namesake."""

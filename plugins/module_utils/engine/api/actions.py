@@ -61,6 +61,27 @@ class Patch:
     patch: Obj
 
 
+OWNERS = "/metadata/ownerReferences"
+
+
+@dataclass(frozen=True)
+class AddOwner:
+    """Append `owner` to the object's ownerReferences, provided they still are `current` (an RFC 6902 `test`, a
+    missing list tested as null). Unlike a resourceVersion precondition, what another controller writes meanwhile
+    elsewhere in the object (the DRA driver's Ready status on a ComputeDomain, Trainer's finalizer on a runtime)
+    does not refuse it; a change of the owners themselves does (the server answers 422: re-read, then decide)."""
+
+    ref: Ref
+    current: tuple[Obj, ...]
+    owner: Obj
+
+    def operations(self) -> list[Obj]:
+        if self.current:
+            return [{"op": "test", "path": OWNERS, "value": list(self.current)},
+                    {"op": "add", "path": f"{OWNERS}/-", "value": self.owner}]
+        return [{"op": "test", "path": OWNERS, "value": None}, {"op": "add", "path": OWNERS, "value": [self.owner]}]
+
+
 @dataclass(frozen=True)
 class Delete:
     """Delete with a UID precondition (never someone else's object of the same name); NotFound is success."""
@@ -95,7 +116,7 @@ class Event:
     message: str
 
 
-Action = Union[Create, Replace, UpdateStatus, Patch, Delete, Event]  # noqa: UP007 - see ownership.Decision
+Action = Union[Create, Replace, UpdateStatus, Patch, AddOwner, Delete, Event]  # noqa: UP007 - see ownership.Decision
 
 
 @dataclass

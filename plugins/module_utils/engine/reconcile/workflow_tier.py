@@ -40,7 +40,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..api import naming
-from ..api.actions import Action, Create, Delete, Event, Patch, Ref, Step, UpdateStatus
+from ..api.actions import Action, AddOwner, Create, Delete, Event, Ref, Step, UpdateStatus
 from ..api.errors import WorkflowFailure
 from ..api.objects import condition, is_true, meta, owned_by, parse_duration, parse_time, set_condition, timestamp
 from ..api.vocabulary import (
@@ -328,10 +328,7 @@ class _Pass:
             live = self.world.dependencies.get(_ref_key(ref))
             if live is None or not meta(live).get("namespace") or not job_ref["uid"] or owned_by(live, job_ref["uid"]):
                 continue
-            owners = [*(meta(live).get("ownerReferences") or []), job_ref]
-            # The resourceVersion makes the patch conditional: a concurrent change means a re-read, not a clobber.
-            self.actions.append(Patch(_ref_key(ref), {"metadata": {"ownerReferences": owners,
-                                                                   "resourceVersion": meta(live).get("resourceVersion")}}))
+            self.actions.append(AddOwner(_ref_key(ref), tuple(meta(live).get("ownerReferences") or ()), job_ref))
 
     def owns(self, obj: Obj) -> bool:
         return owned_by(obj, self.uid) or (meta(obj).get("annotations") or {}).get(ANNOTATION_WORKFLOW_UID) == self.uid

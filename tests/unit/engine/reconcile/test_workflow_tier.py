@@ -19,10 +19,10 @@ import pytest
 import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import (
+    AddOwner,
     Create,
     Delete,
     Event,
-    Patch,
     Ref,
     Replace,
     UpdateStatus,
@@ -76,7 +76,7 @@ class Sim:
         self.pods: dict[str, list] = {}
         self.events: list[Event] = []
         self.creates: list[dict] = []
-        self.patches: list[Patch] = []
+        self.patches: list[AddOwner] = []
         self.timeout_logs: dict[str, dict] = {}
         self.now = START
         self.max_running = 0
@@ -145,10 +145,10 @@ class Sim:
                 del self.store[action.ref]
                 if action.ref.kind == "Job":
                     self.pods.pop(action.ref.name, None)
-        elif isinstance(action, Patch):
+        elif isinstance(action, AddOwner):
             live = self.store[action.ref]
-            assert live["metadata"]["resourceVersion"] == action.patch["metadata"]["resourceVersion"], "409"
-            live["metadata"]["ownerReferences"] = action.patch["metadata"]["ownerReferences"]
+            assert tuple(live["metadata"].get("ownerReferences") or ()) == action.current, "422: owners changed"
+            live["metadata"]["ownerReferences"] = [*action.current, action.owner]
             live["metadata"]["resourceVersion"] = str(next(self.rv))
             self.patches.append(action)
         elif isinstance(action, Event):
@@ -539,7 +539,7 @@ def test_job_scoped_copies_get_their_job_as_owner():
     sim = Sim(SCENARIOS[0])
     sim.run()
     jobs = {name: job["metadata"]["uid"] for name, job in sim.of_kind("Job").items()}
-    owned = {p.ref.name: p.patch["metadata"]["ownerReferences"] for p in sim.patches}
+    owned = {p.ref.name: [*p.current, p.owner] for p in sim.patches}
     assert sorted(owned) == [f"nccl-runtime-f8135-group-{i}-iter-1" for i in range(6)]
     for name, owners in owned.items():
         job = name.replace("nccl-runtime-f8135-", "nccl-test-")
