@@ -192,9 +192,13 @@ def test_fault_matrix_mpi(h100: Sim, watched: tuple) -> None:
                                        quarantined=("gpu-node-000", HARDWARE))
     # mpirun lost the daemon it had on the failed worker, and failed; the worker restarted in place. The launcher's
     # own restarts (100 ms apart, faster than this 100 ms watch may see its first exit) cannot reach that worker.
+    # When the launcher's Job gives up, JobSet deletes the run's pods in no set order: a launcher that sees its
+    # healthy worker go first says so of that one (CI saw it), so only mpirun's messages and the failed worker
+    # among those named are required.
     (worker,) = [p for p in seen.on(WORKLOAD) if "-node-" in p]
     exits = seen.exits[launcher]
-    assert exits and all(m.startswith((MPIRUN_LOST, MPIRUN_NO_DAEMON)) and worker in m for m in exits), exits
+    assert exits and all(m.startswith((MPIRUN_LOST, MPIRUN_NO_DAEMON)) for m in exits), exits
+    assert any(worker in m for m in exits), exits
     assert seen.nodes[worker] == {WORKLOAD} and seen.restarts[worker] >= 1
     assert not any("Succeeded" in seen.phases[p] for p in seen.on(STALL) + seen.on(HARDWARE))
 
