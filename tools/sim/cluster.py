@@ -101,15 +101,17 @@ def owner(name: str) -> str:
     return f"{cluster_dir(name)}/"
 
 
+def read_pid(pid_file: Path) -> int:
+    """The pid in a pid file; 0 (no process) when the file is gone or unreadable."""
+    try:
+        return int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return 0
+
+
 def component_pids(name: str) -> dict[Path, int]:
     """The pid files kwokctl wrote for the cluster's components, and the pid in each."""
-    pids = {}
-    for pid_file in (cluster_dir(name) / "pids").glob("*.pid"):
-        try:
-            pids[pid_file] = int(pid_file.read_text().strip())
-        except (OSError, ValueError):
-            continue
-    return pids
+    return {pid_file: read_pid(pid_file) for pid_file in (cluster_dir(name) / "pids").glob("*.pid")}
 
 
 @contextmanager
@@ -160,7 +162,7 @@ def _alive(name: str) -> None:
     pid_file = cluster_dir(name) / "pids" / "kube-controller-manager.pid"
     if port and pid_file.exists():
         try:
-            processes.wait_https_ok(f"https://127.0.0.1:{port}/healthz", 60, int(pid_file.read_text().strip()))
+            processes.wait_https_ok(f"https://127.0.0.1:{port}/healthz", 60, read_pid(pid_file))
         except RuntimeError as exc:
             raise ComponentDied(f"kube-controller-manager of cluster {name!r}: {exc}") from None
     pids = {pid_file.stem: pid for pid_file, pid in component_pids(name).items()}
@@ -560,7 +562,7 @@ def restart(name: str, component: str, down_seconds: float = 2.0) -> None:
     # The stopped component's port is free until it is back: a cluster started meanwhile (another test worker)
     # must not pick it, so the ports stay taken from the stop until the component answers again.
     with ports_taken():
-        processes.stop([component_pids(name).get(pid_file, 0)], owner(name))
+        processes.stop([read_pid(pid_file)], owner(name))
         time.sleep(down_seconds)
         _start_again(name, component, st, pid_file, bin_dir)
 
@@ -568,14 +570,14 @@ def restart(name: str, component: str, down_seconds: float = 2.0) -> None:
 def _start_again(name: str, component: str, st: ClusterState, pid_file: Path, bin_dir: Path) -> None:
     deadline = time.monotonic() + 60
     while True:
-        if not processes.alive(component_pids(name).get(pid_file, 0), owner(name)):
+        if not processes.alive(read_pid(pid_file), owner(name)):
             # kwokctl skips a component whose pid still exists, be it a zombie not yet reaped or another process
             # that got the pid meanwhile: without the file it starts it.
             pid_file.unlink(missing_ok=True)
             _kwokctl(bin_dir, "start", "cluster", "--name", name, "--wait", "2m")
         try:
             _kubectl(bin_dir, st.kubeconfig, "get", "--raw", "/readyz")
-            if processes.alive(component_pids(name).get(pid_file, 0), owner(name)):
+            if processes.alive(read_pid(pid_file), owner(name)):
                 return
             log = cluster_dir(name) / "logs" / f"{RESTARTABLE[component]}.log"
             last = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
