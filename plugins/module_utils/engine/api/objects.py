@@ -20,6 +20,16 @@ from .vocabulary import EXCLUSIVE, NOT_APPLICABLE
 Obj = dict[str, Any]
 
 
+def json_copy(value: Any) -> Any:
+    """A deep copy of a JSON document: its dicts and lists copied, the rest (strings, numbers, bools, None) shared.
+    Several times faster than copy.deepcopy, which copies a Workflow's status with its groups twice a pass."""
+    if isinstance(value, dict):
+        return {k: json_copy(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_copy(v) for v in value]
+    return value
+
+
 # ---------------------------------------------------------------- metadata and owners
 
 def meta(obj: Obj | None) -> Obj:

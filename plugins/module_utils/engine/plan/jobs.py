@@ -9,7 +9,7 @@ from typing import Any
 
 from ..api import naming
 from ..api.errors import InputError
-from ..api.objects import controller_reference
+from ..api.objects import controller_reference, json_copy
 from ..api.vocabulary import (
     ANNOTATION_EXPECTED_NETWORK,
     ANNOTATION_GROUP_NODES,
@@ -22,7 +22,7 @@ from ..api.vocabulary import (
 )
 from ..spec import gang
 from . import mnnvl, network, placement
-from .dependencies import SCOPE_JOB, DependencyPlan, json_copy, manifest
+from .dependencies import SCOPE_JOB, DependencyPlan, manifest
 
 RUNTIME_PATCHES = "spec.jobTemplate.spec.workload.trainJob.runtimePatches"
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..api import naming
 from ..api.errors import InputError
-from ..api.objects import condition, controller_reference
+from ..api.objects import condition, controller_reference, json_copy
 from ..api.vocabulary import (
     API_VERSION,
     JOB,
@@ -22,7 +22,6 @@ from ..api.vocabulary import (
     TRAINJOB,
 )
 from ..spec import gang
-from .dependencies import json_copy
 from .jobs import DEFAULT_TARGET
 
 # Trainer requires a domain-prefixed manager per runtimePatch; ours names the label it owns.

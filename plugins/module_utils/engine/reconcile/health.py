@@ -21,8 +21,11 @@ def expression(job_spec: dict[str, Any]) -> str:
     return (((job_spec.get("nodeHealthMonitor") or {}).get("cel") or {}).get("expression")) or ""
 
 
-def failing_nodes(expr: str, names: Iterable[str], nodes: dict[str, dict[str, Any]]) -> list[str]:
-    """The names (sorted, distinct) of the nodes on which `expr` is true."""
+def failing_nodes(expr: str, names: Iterable[str], nodes: dict[str, dict[str, Any]],
+                  memo: dict[tuple[str, str], tuple[str, bool]] | None = None) -> list[str]:
+    """The names (sorted, distinct) of the nodes on which `expr` is true. `memo` keeps the last verdict per
+    (expression, node) with the node's resourceVersion (an object as the API server stored it): a node is
+    evaluated again only once it changed."""
     if not expr:
         return []
     try:
@@ -34,9 +37,21 @@ def failing_nodes(expr: str, names: Iterable[str], nodes: dict[str, dict[str, An
         node = nodes.get(name)
         if node is None:
             continue
-        try:
-            if cel.evaluate_bool(expr, {"node": node}, EXPRESSION_PATH):
-                flagged.append(name)
-        except InputError:
-            continue
+        version = str((node.get("metadata") or {}).get("resourceVersion") or "")
+        known = memo.get((expr, name)) if memo is not None and version else None
+        if known is not None and known[0] == version:
+            failing = known[1]
+        else:
+            failing = _failing(expr, node)
+            if memo is not None and version:
+                memo[(expr, name)] = (version, failing)
+        if failing:
+            flagged.append(name)
     return flagged
+
+
+def _failing(expr: str, node: dict[str, Any]) -> bool:
+    try:
+        return cel.evaluate_bool(expr, {"node": node}, EXPRESSION_PATH)
+    except InputError:
+        return False

@@ -273,7 +273,7 @@ def _unschedulable(pods: list[Obj]) -> tuple[datetime, str] | None:
 def _check_health(world: JobWorld, new: Obj, now: datetime) -> None:
     """CEL monitor over the nodes of the Job's pods; failures accumulate (recovered nodes stay listed)."""
     expr = health.expression(world.job.get("spec") or {})
-    flagged = health.failing_nodes(expr, attribution.pod_nodes(world.pods), world.nodes)
+    flagged = health.failing_nodes(expr, attribution.pod_nodes(world.pods), world.nodes, world.health)
     if flagged:
         new["failedNodes"] = attribution.merge_failed_nodes(
             new.get("failedNodes") or [], attribution.failed_entries(flagged, HARDWARE_FAILURE_DETECTED, health.NODE_MESSAGE))

@@ -33,7 +33,6 @@ and the last iteration's workloads stay), and every later pass retries the kept 
 """
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -42,7 +41,17 @@ from typing import Any
 from ..api import naming
 from ..api.actions import Action, AddOwner, Create, Delete, Event, Ref, Step, UpdateStatus
 from ..api.errors import WorkflowFailure
-from ..api.objects import condition, is_true, meta, owned_by, parse_duration, parse_time, set_condition, timestamp
+from ..api.objects import (
+    condition,
+    is_true,
+    json_copy,
+    meta,
+    owned_by,
+    parse_duration,
+    parse_time,
+    set_condition,
+    timestamp,
+)
 from ..api.vocabulary import (
     ANNOTATION_WORKFLOW_UID,
     API_VERSION,
@@ -104,7 +113,7 @@ class _Pass:
         self.now = world.now or datetime.now(UTC)
         self.uid = meta(self.workflow).get("uid", "")
         self.namespace = meta(self.workflow).get("namespace", "")
-        self.status: Obj = copy.deepcopy(self.workflow.get("status") or {})
+        self.status: Obj = json_copy(self.workflow.get("status") or {})
         self.orch: Obj = self.status.setdefault("orchestration", {})
         self.wants_logs: list[str] = []
         self.actions: list[Action] = []
@@ -147,7 +156,7 @@ class _Pass:
             self.orch.setdefault(key, 0)
         if self.release_wait and requeue is not None:
             requeue = min(requeue, volumes.PV_RELEASE_WAIT)
-        candidate = copy.deepcopy(self.status)
+        candidate = json_copy(self.status)
         writes = status_write(self.workflow, candidate, kind, reason, message, self.now)
         if candidate != (self.workflow.get("status") or {}):
             self.actions.extend(writes)
@@ -523,7 +532,7 @@ class _Pass:
 
     def time_out(self, job: Obj, message: str) -> Obj:
         """Fail the Job with JobTimedOut (its status subresource), with the failure log read while it still ran."""
-        status = copy.deepcopy(job.get("status") or {})
+        status = json_copy(job.get("status") or {})
         status.setdefault("failureLog", self.world.timeout_logs[meta(job).get("name", "")])
         self.actions.extend(status_write(job, status, FAILED, JOB_TIMED_OUT, message, self.now))
         return {**job, "status": status}

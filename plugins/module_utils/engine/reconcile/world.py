@@ -42,3 +42,6 @@ class JobWorld:
     now: datetime | None = None
     # The Bandwidth/GoodputMeasurements whose jobRef names this Job (thresholds read them).
     measurements: list[Obj] = field(default_factory=list)
+    # The run's memory of node-health verdicts, (expression, node) -> (the node's resourceVersion, flagged),
+    # shared by its Jobs: a verdict changes only with the node. None: evaluate every time.
+    health: dict[tuple[str, str], tuple[str, bool]] | None = None

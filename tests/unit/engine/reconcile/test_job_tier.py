@@ -133,3 +133,22 @@ def test_health_is_linear_and_robust():
     assert health.failing_nodes(expr, names, nodes) == ["n0007", "n1007", "n2007"]
     assert health.failing_nodes("node.metadata.(", names, nodes) == []  # does not compile: flags nothing
     assert health.failing_nodes("", names, nodes) == []
+
+
+def test_health_memo_evaluates_a_node_again_only_once_it_changed():
+    """The run's memo keeps a verdict per node version: the same version is not evaluated again (the stale label
+    below would otherwise flip it), a new version is, and a node without a version is never memorised."""
+    expr = 'node.metadata.labels["gpu.health"] == "bad"'
+
+    def node(health_label: str, version: str) -> dict:
+        return {"metadata": {"labels": {"gpu.health": health_label}, **({"resourceVersion": version} if version else {})}}
+
+    memo: dict = {}
+    assert health.failing_nodes(expr, ["a"], {"a": node("bad", "1")}, memo) == ["a"]
+    assert memo == {(expr, "a"): ("1", True)}
+    assert health.failing_nodes(expr, ["a"], {"a": node("ok", "1")}, memo) == ["a"]  # same version: remembered
+    assert health.failing_nodes(expr, ["a"], {"a": node("ok", "2")}, memo) == []  # changed: evaluated again
+    assert memo == {(expr, "a"): ("2", False)}  # one entry per node, whatever its history
+    assert health.failing_nodes(expr, ["b"], {"b": node("bad", "")}, memo) == ["b"]
+    assert health.failing_nodes(expr, ["b"], {"b": node("ok", "")}, memo) == []  # no version: evaluated each time
+    assert (expr, "b") not in memo
