@@ -126,6 +126,21 @@ def read_log(kube: Kube, namespace: str, pod: str, container: str, since: dateti
     raise UnreadableLog(f"more than {MAX_PAGES} pages")
 
 
+@dataclass(frozen=True)
+class Open:
+    """An open measurement, its Job (None when gone), the Job's pods and its LogProfile (or why it is missing)."""
+
+    m: Obj
+    job: Obj | None
+    pods: list[Obj]
+    profile: Obj | None
+    problem: str
+
+    @property
+    def name(self) -> str:
+        return str(self.m["metadata"]["name"])
+
+
 class MeasurementPass(ABC):
     """One kind's measurements, reconciled once per driver pass: what both kinds share is the LogProfile
     (looked up once per pass in the run's watch of them), the loop over the open measurements and the log reads
@@ -147,9 +162,8 @@ class MeasurementPass(ABC):
                 self._profiles[name] = (None, status_message(exc) if isinstance(exc, ApiException) else str(exc))
         return self._profiles[name]
 
-    def steps(self, measurements: list[Obj], jobs: dict[str, Obj], pods: dict[str, list[Obj]], now: datetime
-              ) -> list[tuple[str, Step]]:
-        """(measurement name, Step) for every open measurement of this kind."""
+    def open(self, measurements: list[Obj], jobs: dict[str, Obj], pods: dict[str, list[Obj]]) -> list[Open]:
+        """Every open measurement of this kind, with what its reconcile reads."""
         self._profiles = {}
         out = []
         for m in measurements:
@@ -157,9 +171,13 @@ class MeasurementPass(ABC):
                 continue
             job_name = ((m.get("spec") or {}).get("jobRef") or {}).get("name", "")
             profile, problem = self.profile((m.get("spec") or {}).get("logProfileRef", ""))
-            out.append((m["metadata"]["name"],
-                        self.reconcile(m, jobs.get(job_name), pods.get(job_name, []), profile, problem, now)))
+            out.append(Open(m, jobs.get(job_name), pods.get(job_name, []), profile, problem))
         return out
+
+    def step(self, item: Open, now: datetime) -> Step:
+        """The engine's Step for one open measurement. Each measurement's memory is its own, so measurements may be
+        stepped in parallel (their log reads then overlap)."""
+        return self.reconcile(item.m, item.job, item.pods, item.profile, item.problem, now)
 
     @abstractmethod
     def reconcile(self, m: Obj, job: Obj | None, pods: list[Obj], profile: Obj | None, problem: str,

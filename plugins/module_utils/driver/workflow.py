@@ -109,12 +109,13 @@ class Driver:
         self._last_stage: tuple[Any, ...] = ()
         self._last_shown = 0.0
         self.writes = 0
-        self._writes_lock = threading.Lock()  # Job passes run concurrently
+        self._writes_lock = threading.Lock()  # Job and measurement passes run concurrently
         self.observer = Observer(kube, namespace, name)
         self.passes = (measurements.BandwidthPass(kube, namespace, self.observer.log_profile),
                        measurements.GoodputPass(kube, namespace, self.observer.log_profile))
         self.measurements: list[dict[str, Any]] = []
         self.timeout_logs: dict[str, dict[str, Any]] = {}  # Job name -> failureLog, read when it timed out
+        self.health: dict[tuple[str, str], tuple[str, bool]] = {}  # node-health verdicts (JobWorld.health)
         self.seen: dict[str, Any] | None = None  # the Workflow as last read (its UID, should it be deleted)
         self.due: dict[str, float] = {}  # "job/<name>", "measurement/<name>" -> when it asked to be looked at again
         self.wake_at: float | None = None  # the Workflow tier's next deadline, while nothing changes
@@ -167,7 +168,7 @@ class Driver:
             job_pods = pods.get(name, [])
             job_worlds[name] = JobWorld(
                 job, workloads.get(f"{name}-workload"), job_pods, self._pod_nodes(job_pods),
-                self._logs(job, job_pods), now, by_job.get(name, []))
+                self._logs(job, job_pods), now, by_job.get(name, []), self.health)
         return world, job_worlds
 
     def _measurements(self) -> list[dict[str, Any]]:
@@ -351,9 +352,19 @@ class Driver:
                   or ((m.get("spec") or {}).get("jobRef") or {}).get("name") in jobs]
         acted = False
         for kind in self.passes:
-            for name, step in kind.steps(chosen, world.jobs, world.pods, now):
-                acted |= self._apply(step, name).done > 0
-                self._schedule(f"measurement/{name}", step.requeue_after)
+            # Each measurement's reads and writes touch only it: they go in parallel, as the Jobs' do, so many
+            # groups ending together do not wait for each other's log reads.
+            def one(item: measurements.Open, kind: measurements.MeasurementPass = kind) -> bool:
+                step = kind.step(item, now)
+                done = self._apply(step, item.name).done > 0
+                with self._writes_lock:
+                    self._schedule(f"measurement/{item.name}", step.requeue_after)
+                return done
+
+            items = kind.open(chosen, world.jobs, world.pods)
+            if items:
+                with ThreadPoolExecutor(min(execute.CONCURRENCY, len(items))) as pool:
+                    acted |= any(list(pool.map(one, items)))
         return acted
 
     def _workflow_pass(self, world: WorkflowWorld) -> bool:
