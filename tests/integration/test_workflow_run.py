@@ -12,7 +12,10 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from ansible_collections.cre.certification.plugins.module_utils.driver.options import RunOptions
+from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import run_workflow
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import node_results
+from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube
 from tests.ansible_run import ansible_module
 from tools.sim import cluster
 
@@ -65,6 +68,22 @@ def test_pinned_twelve_nodes_six_jobs_each_on_its_two_nodes(e2e: Sim) -> None:
     assert result["succeeded_nodes"] == target and result["failed_nodes"] == []
     cm = configmap(e2e, ns, result["configmaps"]["succeeded"])
     assert node_results.read_succeeded(cm) == target
+
+
+def test_every_workload_of_a_pass_goes_out_before_any_job_status(e2e: Sim) -> None:
+    """The Jobs' passes run in two waves: the pass that first sees the 16 Jobs creates all 16 TrainJobs before it
+    writes any Job's status or event (8 Jobs at a time, each whole, would write the first Jobs' statuses before the
+    ninth Job's TrainJob); each Job's own order is kept, and the run ends as ever."""
+    wf = workflow(nodes(*range(16)))
+    wf["spec"]["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]["numNodes"] = 1
+    ns = start(e2e, wf)
+    lines: list[str] = []
+    result = run_workflow(Kube(e2e.api), ns, "nccl-test", RunOptions(240, 0.5, trace=lines.append))
+    assert result["phase"] == "Succeeded", result["condition"]
+    creates = [i for i, line in enumerate(lines) if line.startswith("create TrainJob ")]
+    writes = [i for i, line in enumerate(lines) if line.startswith(("status Job ", "event Workload"))]
+    assert len(creates) == 16 and writes, lines
+    assert max(creates) < min(writes), lines
 
 
 def test_unpinned_one_job_placed_by_the_scheduler(e2e: Sim) -> None:

@@ -12,10 +12,11 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, NoReturn
 
-from ..engine.api.actions import Ref, Step
+from ..engine.api.actions import Create, Ref, Step
 from ..engine.api.objects import condition, parse_time, terminal, true_type
 from ..engine.api.vocabulary import (
     API_VERSION,
@@ -93,6 +94,16 @@ def resource_slices(kube: Kube, nodes: list[dict[str, Any]]) -> list[dict[str, A
         if exc.status == 404:
             return None
         raise
+
+
+@dataclass(frozen=True)
+class Led:
+    """A Job's Step after the first wave: `lead` leading creates, of which `first` says how many went through."""
+
+    world: JobWorld
+    step: Step
+    first: execute.Outcome
+    lead: int
 
 
 class Driver:
@@ -277,9 +288,14 @@ class Driver:
                 jobs = None if first else changes.jobs | {k.split("/", 1)[1] for k in ripe if k.startswith("job/")}
                 world, job_worlds = self.observe(wf, now, jobs)
                 if not terminal(wf):
-                    # Each Job's actions touch only that Job and its workload: the Jobs go in parallel.
+                    # Each Job's actions touch only that Job and its workload: the Jobs go in parallel, in two
+                    # waves. Every Job's leading creates (its workload) go out before any Job's status and events:
+                    # the cluster gets the workloads sooner (256 nodes: the last TrainJob 0.6 s sooner). Each Job's
+                    # own actions keep their order, so a run killed between the waves leaves what a kill right
+                    # after that create would.
                     with ThreadPoolExecutor(execute.CONCURRENCY) as pool:
-                        acted = any(list(pool.map(self._job_pass, job_worlds.values())))
+                        led = list(pool.map(self._job_lead, job_worlds.values()))
+                        acted = any(list(pool.map(self._job_pass, led)))
                 # Measurements before the Workflow tier: a Job it is about to delete still has its log to read.
                 wanted = None if first else changes.measurements | {
                     k.split("/", 1)[1] for k in ripe if k.startswith("measurement/")}
@@ -325,13 +341,24 @@ class Driver:
         else:
             self.due[key] = time.monotonic() + requeue
 
-    def _job_pass(self, jw: JobWorld) -> bool:
-        """The Job tier for one Job; a workload the server refuses is NVCRE's transient WorkloadCreationError.
-        A running Job whose stall only time reveals, or one whose Step was cut short, is looked at again after
-        WorkloadRequeueInterval even if nothing changes."""
-        name = jw.job["metadata"]["name"]
+    def _job_lead(self, jw: JobWorld) -> Led:
+        """The Job tier's Step for one Job, and its leading creates executed (the first wave)."""
         step = job_tier.reconcile(jw)
-        outcome = self._apply(step, name)
+        lead = next((i for i, action in enumerate(step.actions) if not isinstance(action, Create)), len(step.actions))
+        first = self._apply(dataclasses.replace(step, actions=step.actions[:lead]), jw.job["metadata"]["name"]) \
+            if lead else execute.Outcome()
+        return Led(jw, step, first, lead)
+
+    def _job_pass(self, led: Led) -> bool:
+        """The rest of one Job's Step (the second wave); a workload the server refuses is NVCRE's transient
+        WorkloadCreationError. A running Job whose stall only time reveals, or one whose Step was cut short, is looked
+        at again after WorkloadRequeueInterval even if nothing changes."""
+        jw, step = led.world, led.step
+        name = jw.job["metadata"]["name"]
+        outcome = led.first
+        if outcome.done == led.lead:  # the creates went through: the rest follows, as if issued in one go
+            rest = self._apply(dataclasses.replace(step, actions=step.actions[led.lead:]), name)
+            outcome = dataclasses.replace(rest, done=outcome.done + rest.done, written=outcome.written + rest.written)
         requeue = step.requeue_after
         cut_short = outcome.done < len(step.actions)  # a 409 or a foreign workload terminating: look again
         if requeue is None and (cut_short or (not step.terminal and (jw.job.get("spec") or {}).get("stallMultiplier"))):
