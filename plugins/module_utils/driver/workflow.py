@@ -12,7 +12,6 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, NoReturn
 
@@ -96,7 +95,7 @@ def resource_slices(kube: Kube, nodes: list[dict[str, Any]]) -> list[dict[str, A
         raise
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Led:
     """A Job's Step after the first wave: `lead` leading creates, of which `first` says how many went through."""
 
@@ -381,18 +380,19 @@ class Driver:
         for kind in self.passes:
             # Each measurement's reads and writes touch only it: they go in parallel, as the Jobs' do, so many
             # groups ending together do not wait for each other's log reads.
-            def one(item: measurements.Open, kind: measurements.MeasurementPass = kind) -> bool:
-                step = kind.step(item, now)
-                done = self._apply(step, item.name).done > 0
-                with self._writes_lock:
-                    self._schedule(f"measurement/{item.name}", step.requeue_after)
-                return done
-
             items = kind.open(chosen, world.jobs, world.pods)
             if items:
                 with ThreadPoolExecutor(min(execute.CONCURRENCY, len(items))) as pool:
-                    acted |= any(list(pool.map(one, items)))
+                    acted |= any(list(pool.map(functools.partial(self._measure, kind, now), items)))
         return acted
+
+    def _measure(self, kind: measurements.MeasurementPass, now: datetime, item: measurements.Open) -> bool:
+        """One open measurement, stepped and written; when it wants to be looked at again."""
+        step = kind.step(item, now)
+        done = self._apply(step, item.name).done > 0
+        with self._writes_lock:
+            self._schedule(f"measurement/{item.name}", step.requeue_after)
+        return done
 
     def _workflow_pass(self, world: WorkflowWorld) -> bool:
         world = dataclasses.replace(world, configmaps=self.observer.node_results(),
