@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +20,10 @@ def sleeper(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """A process whose command line names `tmp_path/mine/` (as a cluster's processes name its directory)."""
     owner = f"{tmp_path / 'mine'}/"
     proc = subprocess.Popen([sys.executable, "-c", SLEEP, f"{owner}kubeconfig.yaml"])
+    # Until the child has exec'd, its command line is still pytest's: a loaded machine makes that window long.
+    deadline = time.monotonic() + 30
+    while not processes.alive(proc.pid, owner) and time.monotonic() < deadline:
+        time.sleep(0.01)
     yield proc, owner
     proc.kill()
     proc.wait()
