@@ -323,7 +323,7 @@ class Driver:
                 wake = [deadline, time.monotonic() + poll_interval, *self.due.values()]
                 if self.wake_at is not None:
                     wake.append(self.wake_at)
-                self.observer.wait(max(0.05, min(wake) - time.monotonic()))
+                self.observer.wait(max(0.05, min(wake) - time.monotonic()), counts["groups"]["running"])
 
     def _apply(self, step: Step, owner: str) -> execute.Outcome:
         outcome = execute.run(self.kube, step, owner, self.trace, self.alive, self.observer.record)
