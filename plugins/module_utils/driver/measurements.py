@@ -209,13 +209,18 @@ class BandwidthPass(MeasurementPass):
         memory = self.memory.setdefault(m["metadata"]["name"], Memory())
         world = bandwidth_tier.BandwidthWorld(m, job, pods, profile, problem, now, memory.last_sample, memory.last_fetch)
         step = bandwidth_tier.reconcile(world)
+        read_at = now
         if step.read is not None:
+            # The read anchor is when the read went out (NVCRE reads as its reconcile begins). A pass's reads wait
+            # their turn, 8 at a time: anchored at the pass's start, the next window read that wait again (512
+            # nodes: 1-2 s of every read, a third of a short table).
+            read_at = max(now, datetime.now(UTC))
             world.log = self.kept_read(step.read, memory, pods)
             step = bandwidth_tier.reconcile(world)
         if step.sampled:
             memory.last_sample = now
         if step.fetched:
-            memory.last_fetch = now
+            memory.last_fetch = read_at
         return step.step
 
     def kept_read(self, read: Read, memory: Memory, pods: list[Obj]) -> LogRead:

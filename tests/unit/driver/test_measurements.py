@@ -1,11 +1,13 @@
 """The driver keeps what it has read of a pod's log, so the final read fetches only the rest (pure parts)."""
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ansible_collections.cre.certification.plugins.module_utils.driver.measurements import BandwidthPass, Memory, extend
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import builtin_profile
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile.measurement import LogRead, Read
+from tests.unit.engine.reconcile.test_bandwidth_tier import LOG, job, measurement, pod
 
 A = "2026-03-02T10:00:05.100000000Z one\n"
 B = "2026-03-02T10:00:05.900000000Z two\n"
@@ -75,3 +77,17 @@ def test_a_log_read_while_it_ran_or_before_a_restart_is_read_again_at_the_end():
         reading.log = A + B + C + D
         assert reading.kept_read(Read("p", "node", None), memory, after).text == A + B + C + D
         assert len(reading.asked) == 2, (before, after)
+
+
+def test_the_next_window_starts_where_the_read_went_out_not_where_its_pass_began():
+    # A pass's reads wait their turn: this one went out 20 s after its pass began. The next window starts a second
+    # before the read, so what the wait covered is not read twice.
+    reading = Reading(LOG)
+    began = datetime.now(UTC) - timedelta(seconds=20)
+    before = datetime.now(UTC)
+    reading.reconcile(measurement(), job(), [pod()], builtin_profile("nccl-bandwidth"), "", began)
+    anchor = reading.memory["j-bandwidth"].last_fetch
+    assert anchor is not None and before <= anchor <= datetime.now(UTC)
+    later = anchor + timedelta(seconds=30)
+    reading.reconcile(measurement(), job(), [pod()], builtin_profile("nccl-bandwidth"), "", later)
+    assert reading.asked[-1] == anchor - timedelta(seconds=1)
