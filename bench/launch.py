@@ -7,9 +7,13 @@ nccl-all-reduce over 18 nodes per group (one NVL72 clique each on GB200/GB300). 
 driven by `run_workflow`'s Driver in this process. The same two runs on an aws-h100 cluster of N nodes, whose
 catalog entries create no ComputeDomain, are the reference.
 
-Printed per run, from the Workflow's creation: when every group was running (its Job created), when the Workflow
-ended, the driver's passes that did something, the requests per group, and the most passes any group waited
-between its ComputeDomain's creation and its Job's (the pass that created the ComputeDomain not counted).
+Printed per run, from the Workflow's creation: when every group was running (its Job created), when a watch of
+the namespace saw the last TrainJob Complete (the cluster's pace) and how long the Workflow took after that (ours),
+when the Workflow ended, the driver's passes that did something, the requests per group, and the most passes any
+group waited between its ComputeDomain's creation and its Job's (the pass that created the ComputeDomain not
+counted). `--repeat N` measures every profile N times, round after round on fresh clusters, and reports each
+run's median by its end (every run's end is printed beside it): the cluster's own pace on a 2-core machine
+varies by 10-20% from run to run, more than the ratio's margin.
 Beside it NVCRE's cadence, a model computed from the same run's figures and labelled so: NVCRE stops launching at
 each new ComputeDomain and requeues 15 s (workflow spec §7.2, §8.2), so group k's Job comes (k + 1) x 15 s in and
 its run ends that much later than ours would.
@@ -38,6 +42,7 @@ from ansible_collections.cre.certification.plugins.module_utils.driver.preflight
 from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import Driver  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube  # noqa: E402
+from bench import timeline  # noqa: E402
 from tests.integration.conftest import install_crds  # noqa: E402
 from tools.sim import cluster, profiles  # noqa: E402
 
@@ -81,11 +86,13 @@ class Run:
     category: str
     groups: int = 0
     all_running: float = 0.0
+    last_complete: float = 0.0   # the last TrainJob seen Complete
     end: float = 0.0
     passes: int = 0
     requests: int = 0
     phase: str = ""
     waits: list[int] = field(default_factory=list)   # per group with a ComputeDomain: passes it waited
+    ends: list[float] = field(default_factory=list)  # with --repeat: every run's end, this one the median
 
     @property
     def nvcre_all_running(self) -> float:
@@ -112,15 +119,18 @@ def drive(api: Any, profile: str, size: int, label: str, category: dict[str, Any
     ns = f"launch-{index}"
     kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     wf = workflow(profile, size, category, ns)
-    start = time.monotonic()
-    kube.create(wf)
-    kube.requests.clear()
-    preflight(kube, ns, f"Workflow {ns}/{wf['metadata']['name']}")
-    driver = Driver(kube, ns, wf["metadata"]["name"], RunOptions(TIMEOUT, 0.5))
-    result = driver.run()
-    run = Run(profile, size, label, groups=result["groups"]["total"], end=time.monotonic() - start,
-              phase=result["phase"], requests=sum(kube.requests.values()),
-              passes=sum(1 for p in driver.stats.passes if p.why))
+    with timeline.Timeline(api, ns) as marks:
+        start = time.monotonic()
+        marks.restart_clock()
+        kube.create(wf)
+        kube.requests.clear()
+        preflight(kube, ns, f"Workflow {ns}/{wf['metadata']['name']}")
+        driver = Driver(kube, ns, wf["metadata"]["name"], RunOptions(TIMEOUT, 0.5))
+        result = driver.run()
+        end = time.monotonic() - start
+    run = Run(profile, size, label, groups=result["groups"]["total"], end=end,
+              last_complete=marks.summary(end).get("last Complete", end), phase=result["phase"],
+              requests=sum(kube.requests.values()), passes=sum(1 for p in driver.stats.passes if p.why))
     run.all_running = max(kube.jobs.values(), default=start) - start
     starts = [p.at for p in driver.stats.passes]
     for group, created in kube.domains.items():
@@ -149,15 +159,32 @@ def measure(profile: str, size: int, pod_seconds: float) -> list[Run]:
         cluster.down(name, missing_ok=True)
 
 
+def medians(runs: list[Run]) -> list[Run]:
+    """Per profile, size and category (in the order first measured), the run of the median end, with every end."""
+    keyed: dict[tuple[str, int, str], list[Run]] = {}
+    for r in runs:
+        keyed.setdefault((r.profile, r.size, r.category), []).append(r)
+    out = []
+    for same in keyed.values():
+        ordered = sorted(same, key=lambda r: r.end)
+        median = ordered[(len(ordered) - 1) // 2]
+        median.ends = [r.end for r in same]
+        out.append(median)
+    return out
+
+
 def report(runs: list[Run], reference: dict[tuple[int, str], Run]) -> None:
-    print(f"\n  {'profile':10} {'nodes':>5} {'category':32} {'groups':>6} {'all running':>11} {'end':>7} "
-          f"{'passes':>6} {'req/group':>9} {'max wait':>8} {'NVCRE model: running, end':>26} {'H100 end':>8}")
+    print(f"\n  {'profile':10} {'nodes':>5} {'category':32} {'groups':>6} {'all running':>11} {'last Complete':>13} "
+          f"{'after':>6} {'end':>7} {'passes':>6} {'req/group':>9} {'max wait':>8} "
+          f"{'NVCRE model: running, end':>26} {'H100 end':>8}  every run's end")
     for r in runs:
         h100 = reference.get((r.size, r.category))
         wait = f"{max(r.waits)}" if r.waits else "-"
-        print(f"  {r.profile:10} {r.size:5d} {r.category:32} {r.groups:6d} {r.all_running:10.1f}s {r.end:6.1f}s "
+        print(f"  {r.profile:10} {r.size:5d} {r.category:32} {r.groups:6d} {r.all_running:10.1f}s "
+              f"{r.last_complete:12.1f}s {r.end - r.last_complete:5.1f}s {r.end:6.1f}s "
               f"{r.passes:6d} {r.requests / max(r.groups, 1):9.1f} {wait:>8} "
-              f"{r.nvcre_all_running:16.1f}s {r.nvcre_end:7.1f}s {f'{h100.end:.1f}s' if h100 else '-':>8}")
+              f"{r.nvcre_all_running:16.1f}s {r.nvcre_end:7.1f}s {f'{h100.end:.1f}s' if h100 else '-':>8}  "
+              f"{', '.join(f'{e:.1f}' for e in r.ends)}")
 
 
 def targets(runs: list[Run], reference: dict[tuple[int, str], Run]) -> None:
@@ -186,12 +213,15 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[18, 72, 144])
     parser.add_argument("--profiles", nargs="+", default=["aws-gb200", "oci-gb300"])
     parser.add_argument("--pod-seconds", type=float, default=10.0, help="how long each workload pod runs")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each profile and size; the median is reported")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, _interrupt)
-    runs: list[Run] = []
+    measured: list[Run] = []
     for size in args.sizes:
-        for profile in [*args.profiles, "aws-h100"]:
-            runs.extend(measure(profile, size, args.pod_seconds))
+        for _round in range(args.repeat):
+            for profile in [*args.profiles, "aws-h100"]:
+                measured.extend(measure(profile, size, args.pod_seconds))
+    runs = medians(measured)
     reference = {(r.size, r.category): r for r in runs if r.profile == "aws-h100"}
     report(runs, reference)
     targets(runs, reference)
