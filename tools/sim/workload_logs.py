@@ -47,6 +47,7 @@ TRANSPORT = {"aws": "AWS Libfabric", "gcp": "FasTrak"}  # every other platform: 
 NICS_PER_GPU = {"aws": 4}   # p5's 32 EFA devices for 8 GPUs; elsewhere an HCA per GPU
 SOCKET_BUS_GBPS = 12.0      # NCCL's TCP sockets over one 100 Gb/s front-end NIC
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+BACKDATE = timedelta(milliseconds=500)  # a row's stamp at most this before the agent writes it: half a reader's overlap
 
 Obj = dict[str, Any]
 
@@ -79,10 +80,15 @@ def nccl_run(pod: Obj) -> tuple[str, int, int] | None:
     return collective, size_bytes(_argument(words, "-b", "8")), size_bytes(_argument(words, "-e", "16G"))
 
 
-def cri(lines: list[str], start: datetime) -> str:
-    """The CRI log file kwok serves, a line every 100 ms as nccl-tests prints a row per size as it finishes (so a
-    reader's one-second windows overlap by a few lines, not by the whole table)."""
-    return "".join(cri_line(line, start + timedelta(milliseconds=100 * i)) for i, line in enumerate(lines))
+def cri(lines: list[str], start: datetime, written: datetime) -> str:
+    """The CRI log file kwok serves, written whole at `written`: a line every 100 ms from `start` as nccl-tests
+    prints a row per size as it finishes, but none stamped after `written` nor more than `BACKDATE` before it.
+    A runtime stamps a line when it reads it from the container's pipe, so no line is ever stamped later than it
+    can be read (the rows not yet due come out at the write, as a block-buffered stdout flushes them), and a line
+    that appears is never stamped so early that a reader's next window (1 s back from its last read) passes it."""
+    low = written - BACKDATE
+    return "".join(cri_line(line, min(max(start + timedelta(milliseconds=100 * i), low), written))
+                   for i, line in enumerate(lines))
 
 
 def cri_line(line: str, when: datetime) -> str:
@@ -157,9 +163,10 @@ def _gpu(node: Obj) -> tuple[str, profiles.Gpu]:
     return platform, gpu
 
 
-def pod_log(pod: Obj, pods: list[Obj], nodes: dict[str, Obj], now: datetime, style: Style = DEFAULT) -> str | None:
-    """The log of one workload pod in `style`, or None when it prints nothing we simulate (or its group is not
-    placed)."""
+def pod_log(pod: Obj, pods: list[Obj], nodes: dict[str, Obj], start: datetime, written: datetime,
+            style: Style = DEFAULT) -> str | None:
+    """The log of one workload pod in `style`, started at `start` and written at `written` (`cri`), or None when it
+    prints nothing we simulate (or its group is not placed)."""
     run = nccl_run(pod)
     if run is None:
         return None
@@ -179,7 +186,7 @@ def pod_log(pod: Obj, pods: list[Obj], nodes: dict[str, Obj], now: datetime, sty
     out = nccl_output.Run(*run, peak, "Socket" if socket else TRANSPORT.get(platform, "IB"),
                           gpu.count * NICS_PER_GPU.get(platform, 1), processes(pod, group, own_nodes, gpu),
                           nccl_command(pod) or [], over_mnnvl(gpu, own_nodes, mnnvl))
-    return cri(nccl_output.lines(out, style, now), now)
+    return cri(nccl_output.lines(out, style, start), start, written)
 
 
 def processes(pod: Obj, group: list[Obj], own: list[Obj], gpu: profiles.Gpu) -> list[Process]:
@@ -229,7 +236,7 @@ def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path
     now = datetime.now(UTC)
     for pod in fresh:
         style = styles.style(pod["metadata"]["namespace"])
-        text = pod_log(pod, groups[jobset(pod)], nodes, _started(pod, now), style)
+        text = pod_log(pod, groups[jobset(pod)], nodes, _started(pod, now), now, style)
         if text is None:
             if nccl_run(pod) is None:
                 done.add(pod["metadata"]["uid"])  # nothing to print, ever

@@ -43,7 +43,7 @@ def group(workers: list[str], args: list[str] | None = None, env: list[dict] | N
 
 def peak(pods: list[dict], cluster_nodes: dict[str, dict]) -> float:
     """The busbw of the largest size the launcher (or loopback pod) printed."""
-    text = workload_logs.pod_log(pods[0], pods, cluster_nodes, NOW)
+    text = workload_logs.pod_log(pods[0], pods, cluster_nodes, NOW, NOW)
     assert text is not None
     rows = [line.split(" stdout F ")[1].split() for line in text.splitlines()
             if re.match(r"\s*\d", line.split(" stdout F ")[1])]
@@ -148,7 +148,7 @@ FABRIC = {"gpu-node-005": {workload_logs.FABRIC_ANNOTATION: "1"}}
 
 
 def mnnvl_lines(pods: list[dict], cluster_nodes: dict[str, dict]) -> list[str]:
-    text = workload_logs.pod_log(pods[0], pods, cluster_nodes, NOW) or ""
+    text = workload_logs.pod_log(pods[0], pods, cluster_nodes, NOW, NOW) or ""
     return [line.split(" stdout F ")[1] for line in text.splitlines() if "MNNVL" in line]
 
 
