@@ -163,10 +163,10 @@ def _gpu(node: Obj) -> tuple[str, profiles.Gpu]:
     return platform, gpu
 
 
-def pod_log(pod: Obj, pods: list[Obj], nodes: dict[str, Obj], start: datetime, written: datetime,
-            style: Style = DEFAULT) -> str | None:
-    """The log of one workload pod in `style`, started at `start` and written at `written` (`cri`), or None when it
-    prints nothing we simulate (or its group is not placed)."""
+def table(pod: Obj, pods: list[Obj], nodes: dict[str, Obj], start: datetime,
+          style: Style = DEFAULT) -> list[str] | None:
+    """The lines one workload pod started at `start` prints in `style` (stamped by `cri` as they are written), or
+    None when it prints nothing we simulate (or its group is not placed)."""
     run = nccl_run(pod)
     if run is None:
         return None
@@ -186,7 +186,7 @@ def pod_log(pod: Obj, pods: list[Obj], nodes: dict[str, Obj], start: datetime, w
     out = nccl_output.Run(*run, peak, "Socket" if socket else TRANSPORT.get(platform, "IB"),
                           gpu.count * NICS_PER_GPU.get(platform, 1), processes(pod, group, own_nodes, gpu),
                           nccl_command(pod) or [], over_mnnvl(gpu, own_nodes, mnnvl))
-    return cri(nccl_output.lines(out, style, start), start, written)
+    return nccl_output.lines(out, style, start)
 
 
 def processes(pod: Obj, group: list[Obj], own: list[Obj], gpu: profiles.Gpu) -> list[Process]:
@@ -224,7 +224,7 @@ def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path
     """Give every new Running workload pod its log, in its namespace's style; returns the pods served this pass."""
     # Every placed pod, finished ones too: a short pod may end before a busy agent sees it run.
     pods = [p for p in pods_cache.items() if (p.get("status") or {}).get("phase", "Pending") != "Pending"]
-    groups = by_jobset(pods)  # pod_log reads a pod's group: one pass over the pods, not one per pod
+    groups = by_jobset(pods)  # table reads a pod's group: one pass over the pods, not one per pod
     # A launcher waiting on its workers stays fresh for later passes, costing no node reads meanwhile.
     fresh = [p for p in pods if p["metadata"]["uid"] not in done and _mpirun_ran(p, groups[jobset(p)])]
     if not fresh:
@@ -236,12 +236,16 @@ def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path
     now = datetime.now(UTC)
     for pod in fresh:
         style = styles.style(pod["metadata"]["namespace"])
-        text = pod_log(pod, groups[jobset(pod)], nodes, _started(pod, now), now, style)
-        if text is None:
+        start = _started(pod, now)
+        lines = table(pod, groups[jobset(pod)], nodes, start, style)
+        if lines is None:
             if nccl_run(pod) is None:
                 done.add(pod["metadata"]["uid"])  # nothing to print, ever
             continue
-        serve(custom, pod, logs_dir).write_text(text)
+        path = serve(custom, pod, logs_dir)
+        # Stamped as it is written, not as the pass began: a busy pass serves its pods one after another (a create
+        # each), seconds apart at 1,024 nodes, and a row stamped that far back could fall before a reader's window.
+        path.write_text(cri(lines, start, datetime.now(UTC)))
         done.add(pod["metadata"]["uid"])
         served.append(pod["metadata"]["name"])
     return served

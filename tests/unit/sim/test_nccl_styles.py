@@ -177,7 +177,8 @@ def test_the_cloud_plugins_print_their_own_lines() -> None:
     ("azure-h100", "platform", "IB"), ("aws-h100", "socket", "Socket")])
 def test_a_pod_prints_its_platform_s_network_or_sockets(profile: str, transport: str, network: str) -> None:
     pods = group(["gpu-node-000", "gpu-node-001"])
-    text = workload_logs.pod_log(pods[0], pods, nodes(profile, 2), NOW, NOW, Style(transport=transport)) or ""
+    text = workload_logs.cri(workload_logs.table(pods[0], pods, nodes(profile, 2), NOW, Style(transport=transport))
+                             or [], NOW, NOW)
     using = " NCCL INFO Using network "
     used = {line.split(using)[1] for line in text.splitlines() if using in line}
     assert used == {network}
@@ -199,14 +200,14 @@ def largest_busbw(text: str) -> float:
 def test_socket_gives_a_group_across_nodes_a_socket_s_bandwidth(profile: str, args: list[str],
                                                                 expected: float) -> None:
     pods = group(["gpu-node-000", "gpu-node-001"], args)
-    text = workload_logs.pod_log(pods[0], pods, nodes(profile, 4), NOW, NOW, Style(transport="socket"))
-    assert largest_busbw(text or "") == expected
+    lines = workload_logs.table(pods[0], pods, nodes(profile, 4), NOW, Style(transport="socket"))
+    assert largest_busbw(workload_logs.cri(lines or [], NOW, NOW)) == expected
 
 
 def test_socket_leaves_a_loopback_run_and_the_default_alone() -> None:
     pod = group(["gpu-node-000"])[0]
     pod["spec"]["containers"][0] = {"name": "node", "command": ["/usr/local/bin/all_reduce_perf"], "args": ["-g", "8"]}
-    text = workload_logs.pod_log(pod, [pod], nodes("aws-h100", 2), NOW, NOW, Style(transport="socket"))
-    assert largest_busbw(text or "") == 480.0
+    lines = workload_logs.table(pod, [pod], nodes("aws-h100", 2), NOW, Style(transport="socket"))
+    assert largest_busbw(workload_logs.cri(lines or [], NOW, NOW)) == 480.0
     pods = group(["gpu-node-000", "gpu-node-001"])
     assert peak(pods, nodes("aws-h100", 2)) == 360.0

@@ -43,8 +43,9 @@ def group(workers: list[str], args: list[str] | None = None, env: list[dict] | N
 
 def peak(pods: list[dict], cluster_nodes: dict[str, dict]) -> float:
     """The busbw of the largest size the launcher (or loopback pod) printed."""
-    text = workload_logs.pod_log(pods[0], pods, cluster_nodes, NOW, NOW)
-    assert text is not None
+    lines = workload_logs.table(pods[0], pods, cluster_nodes, NOW)
+    assert lines is not None
+    text = workload_logs.cri(lines, NOW, NOW)
     rows = [line.split(" stdout F ")[1].split() for line in text.splitlines()
             if re.match(r"\s*\d", line.split(" stdout F ")[1])]
     assert rows[-1][0] == str(16 * 1024**3)
@@ -148,7 +149,7 @@ FABRIC = {"gpu-node-005": {workload_logs.FABRIC_ANNOTATION: "1"}}
 
 
 def mnnvl_lines(pods: list[dict], cluster_nodes: dict[str, dict]) -> list[str]:
-    text = workload_logs.pod_log(pods[0], pods, cluster_nodes, NOW, NOW) or ""
+    text = workload_logs.cri(workload_logs.table(pods[0], pods, cluster_nodes, NOW) or [], NOW, NOW)
     return [line.split(" stdout F ")[1] for line in text.splitlines() if "MNNVL" in line]
 
 
