@@ -4,14 +4,13 @@ the pods of a run ran, or how its TrainJobs ended, records them as it goes."""
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from kubernetes import client, watch
 
-POLL_SECONDS = 0.1  # a pod runs at least a second: every pod is seen
 TRAINER = ("trainer.kubeflow.org", "v1alpha1")
 JOB_LABEL = "nvcre.nvidia.com/job"   # on every pod of an NVCRE Job's workload
 
@@ -28,7 +27,7 @@ class Seen:
     exits: dict[str, set[str]] = field(default_factory=dict)
     trainjobs: dict[str, set[str]] = field(default_factory=dict)
     most_running: int = 0
-    """The most NVCRE Jobs' pods seen Running at one look."""
+    """The most NVCRE Jobs' pods Running at one moment (one version of the namespace's pods)."""
 
     def add(self, pod: client.V1Pod) -> None:
         name = pod.metadata.name
@@ -54,30 +53,45 @@ class Seen:
         return [p for p in self.last.values() if labels.items() <= (p.metadata.labels or {}).items()]
 
 
+def _follow(stop: threading.Event, lister: Callable[..., Any], args: tuple, on_event: Callable[[str, Any], None],
+            on_relist: Callable[[], None]) -> None:
+    """Every version of the listed objects until `stop`: a watch, renewed each second from where it left off; if the
+    apiserver no longer holds that point (410 Gone), everything is listed again after `on_relist`."""
+    version = ""
+    while not stop.is_set():
+        try:
+            for event in watch.Watch().stream(lister, *args, resource_version=version, timeout_seconds=1):
+                obj = event["object"]
+                on_event(event["type"], obj)
+                version = obj["metadata"]["resourceVersion"] if isinstance(obj, dict) else obj.metadata.resource_version
+        except client.ApiException as e:
+            if e.status != 410:
+                raise
+            version = ""
+            on_relist()
+
+
 @contextmanager
 def watching(api: client.ApiClient, namespace: str) -> Iterator[Seen]:
-    """Record the namespace's pods and TrainJobs every 100 ms while the block runs."""
+    """Record every version of the namespace's pods and TrainJobs while the block runs: watches, not polls, since a
+    Job that gives up deletes its pod within moments of its last restart, and NVCRE deletes a failed TrainJob
+    within moments of its Failed condition."""
     core, custom, seen, stop = client.CoreV1Api(api), client.CustomObjectsApi(api), Seen(), threading.Event()
+    live: dict[str, client.V1Pod] = {}
 
-    def look() -> None:
-        while not stop.is_set():
-            pods = core.list_namespaced_pod(namespace).items
-            for pod in pods:
-                seen.add(pod)
-            seen.most_running = max(seen.most_running, sum(p.status.phase == "Running" and JOB_LABEL in (
-                p.metadata.labels or {}) for p in pods))
-            time.sleep(POLL_SECONDS)
+    def pod_event(kind: str, pod: client.V1Pod) -> None:
+        seen.add(pod)
+        if kind == "DELETED":
+            live.pop(pod.metadata.name, None)
+        else:
+            live[pod.metadata.name] = pod
+        seen.most_running = max(seen.most_running, sum(p.status.phase == "Running" and JOB_LABEL in (
+            p.metadata.labels or {}) for p in live.values()))
 
-    def follow_trainjobs() -> None:
-        """A watch, not a poll: NVCRE deletes a failed TrainJob within moments of its Failed condition."""
-        version = ""
-        while not stop.is_set():
-            for event in watch.Watch().stream(custom.list_namespaced_custom_object, *TRAINER, namespace, "trainjobs",
-                                              resource_version=version, timeout_seconds=1):
-                seen.add_trainjob(event["object"])
-                version = event["object"]["metadata"]["resourceVersion"]
-
-    threads = [threading.Thread(target=look, daemon=True), threading.Thread(target=follow_trainjobs, daemon=True)]
+    pods = (stop, core.list_namespaced_pod, (namespace,), pod_event, live.clear)
+    trainjobs = (stop, custom.list_namespaced_custom_object, (*TRAINER, namespace, "trainjobs"),
+                 lambda _, trainjob: seen.add_trainjob(trainjob), lambda: None)
+    threads = [threading.Thread(target=_follow, daemon=True, args=args) for args in (pods, trainjobs)]
     for thread in threads:
         thread.start()
     try:
