@@ -267,10 +267,10 @@ def test_a_refused_override_error_write_is_told_in_an_event(onprem: Sim, ns: str
         "spec": {"policyName": name, "validationActions": ["Deny"],
                  "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}}}}})
     try:
-        time.sleep(2)  # the policy reaches the API server's admission cache
         wf = seed_workflow()
         wf["spec"]["overrides"] = [{"when": {}, "jobTemplatePatch": [{"op": "remove", "path": "/spec/nope"}]}]
         seed(ns, onprem, wf)
+        refused_once_loaded(client.CustomObjectsApi(onprem.api), ns, "nccl-test")
         rc, result = drive(onprem, ns, timeout=30)
         assert rc != 0, result
         told = [e for e in events(onprem, ns, "nccl-test") if e[1] == "OverrideErrorStatusUpdateFailed"]
@@ -280,6 +280,26 @@ def test_a_refused_override_error_write_is_told_in_an_event(onprem: Sim, ns: str
     finally:
         admission.delete_validating_admission_policy_binding(name)
         admission.delete_validating_admission_policy(name)
+
+
+def refused_once_loaded(custom: client.CustomObjectsApi, ns: str, name: str) -> None:
+    """Wait until the API server's admission refuses an OverrideError status write (a dry run, which admission
+    judges like any write): its policy cache loads a new policy and binding a moment after they are created."""
+    probe = {"apiVersion": "/".join(NVCRE), "kind": "Workflow", "metadata": {"name": name},
+             "status": {"conditions": [{"type": "Failed", "status": "True", "reason": "OverrideError", "message": "probe",
+                                        "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        probe["metadata"]["resourceVersion"] = custom.get_namespaced_custom_object(
+            *NVCRE, ns, "workflows", name)["metadata"]["resourceVersion"]
+        try:
+            custom.replace_namespaced_custom_object_status(*NVCRE, ns, "workflows", name, probe, dry_run="All")
+        except client.ApiException as e:
+            if "OverrideError is not accepted here" in (e.body or ""):
+                return
+            raise
+        time.sleep(0.2)
+    raise AssertionError("the admission policy never refused the probe write")
 
 
 def test_event_messages_are_capped_at_1024_bytes(onprem: Sim, ns: str) -> None:
