@@ -8,8 +8,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
@@ -114,6 +115,43 @@ def test_workload_fault_fails_trainjob_on_faulty_node(sim: Sim, namespace: str) 
         assert seen.exits[failed[0].metadata.name] == {stages.FAULT_EXIT["workload"][2]}
     finally:  # other tests of the module run groups on gpu-node-010/011
         assert sim_cli("fault", "gpu-node-011", "--kind", "none", "--name", sim.name).returncode == 0
+
+
+def test_a_container_that_crashed_then_ran_to_its_end_keeps_its_restarts_and_last_exit(sim: Sim, namespace: str) -> None:
+    """As the kubelet reports a container: once restarted it still shows the exit before the restart (lastState);
+    once it then completes, its restart count, that exit and its own start stay (kwok's pod-complete drops them)."""
+    core, message = client.CoreV1Api(sim.api), stages.FAULT_EXIT["workload"][2]
+    assert sim_cli("fault", "gpu-node-014", "--kind", "workload", "--name", sim.name).returncode == 0
+    try:
+        client.BatchV1Api(sim.api).create_namespaced_job(namespace, {"metadata": {"name": "again"}, "spec": {
+            "backoffLimit": 100, "template": {"spec": {
+                "restartPolicy": "OnFailure", "nodeSelector": {"kubernetes.io/hostname": "gpu-node-014"},
+                "containers": [{"name": "c", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}})
+        pod_of(core, namespace, "again", lambda s: s.last_state.terminated is not None or s.restart_count >= 1)
+    finally:
+        assert sim_cli("fault", "gpu-node-014", "--kind", "none", "--name", sim.name).returncode == 0
+    restarted = pod_of(core, namespace, "again", lambda s: s.restart_count >= 1 and s.state.running is not None)
+    (status,) = restarted.status.container_statuses
+    assert status.last_state.terminated.exit_code == 1 and status.last_state.terminated.message == message
+    done = pod_of(core, namespace, "again", lambda s: s.state.terminated is not None)
+    (status,) = done.status.container_statuses
+    assert done.status.phase == "Succeeded" and status.restart_count >= 1
+    assert status.state.terminated.reason == "Completed" and status.state.terminated.exit_code == 0
+    assert status.last_state.terminated.message == message
+    assert status.state.terminated.started_at >= status.last_state.terminated.finished_at
+    assert status.state.terminated.started_at < status.state.terminated.finished_at
+    assert {c.type: c.status for c in done.status.conditions}["Ready"] == "False"
+
+
+def pod_of(core: client.CoreV1Api, namespace: str, job: str, until: Callable[[Any], bool]) -> client.V1Pod:
+    """The Job's pod once its container's status meets `until` (within a minute)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for pod in core.list_namespaced_pod(namespace, label_selector=f"job-name={job}").items:
+            if any(until(s) for s in pod.status.container_statuses or []):
+                return pod
+        time.sleep(0.05)
+    raise AssertionError(f"no pod of Job {job} came to the state asked for")
 
 
 def test_hardware_fault_marks_node_and_fails_its_pods(sim: Sim, namespace: str) -> None:

@@ -52,9 +52,30 @@ _RUNNING_CONDITIONS = """conditions:
   type: ContainersReady
 """
 
-# A container's exit as the kubelet reports it: under restartPolicy Never the pod fails; otherwise the container
-# waits in CrashLoopBackOff on the same node, its exit in lastState, until `RESTART` starts it again.
-_EXIT_STATUS = """{{ $now := Now }}
+_RESTARTED_STATUS = """{{ $now := Now }}
+{{ $root := . }}
+@CONDITIONS@containerStatuses:
+{{ range $index, $item := .spec.containers }}
+{{ $origin := index $root.status.containerStatuses $index }}
+- image: {{ $item.image | Quote }}
+  name: {{ $item.name | Quote }}
+  ready: true
+  restartCount: {{ add1 (or $origin.restartCount 0) }}
+  started: true
+  lastState: {{ toJson (or $origin.lastState dict) }}
+  state:
+    waiting: null
+    running:
+      startedAt: {{ $now | Quote }}
+{{ end }}
+phase: Running
+""".replace("@CONDITIONS@", _RUNNING_CONDITIONS.replace("@READY@", "True"))
+
+
+def _ended_status(state: str, phase: str) -> str:
+    """The status the kubelet reports when a pod's containers end (not ready, their restarts kept): `state` is
+    the rest of each container's status, `phase` the pod's (both template text)."""
+    return """{{ $now := Now }}
 {{ $root := . }}
 {{ $never := eq (or .spec.restartPolicy "Always") "Never" }}
 @CONDITIONS@containerStatuses:
@@ -66,7 +87,15 @@ _EXIT_STATUS = """{{ $now := Now }}
   ready: false
   restartCount: {{ or $origin.restartCount 0 }}
   started: false
-  {{ if $never }}state{{ else }}lastState{{ end }}:
+@STATE@{{ end }}
+phase: @PHASE@
+""".replace("@CONDITIONS@", _RUNNING_CONDITIONS.replace("@READY@", "False")).replace("@STATE@", state).replace(
+        "@PHASE@", phase)
+
+
+# A container's exit as the kubelet reports it: under restartPolicy Never the pod fails; otherwise the container
+# waits in CrashLoopBackOff on the same node, its exit in lastState, until `RESTART` starts it again.
+_EXIT_STATUS = _ended_status("""  {{ if $never }}state{{ else }}lastState{{ end }}:
     running: null
     terminated:
       exitCode: @EXIT@
@@ -82,38 +111,33 @@ _EXIT_STATUS = """{{ $now := Now }}
       {{ $pod := printf "%s_%s(%s)" $root.metadata.name $root.metadata.namespace $root.metadata.uid }}
       message: {{ printf "back-off restarting failed container=%s pod=%s" $item.name $pod | Quote }}
   {{ end }}
-{{ end }}
-phase: {{ if $never }}Failed{{ else }}Running{{ end }}
-""".replace("@CONDITIONS@", _RUNNING_CONDITIONS.replace("@READY@", "False")).replace("@CRASH_LOOP@", CRASH_LOOP)
+""", "{{ if $never }}Failed{{ else }}Running{{ end }}").replace("@CRASH_LOOP@", CRASH_LOOP)
 
-_RESTARTED_STATUS = """{{ $now := Now }}
-{{ $root := . }}
-@CONDITIONS@containerStatuses:
-{{ range $index, $item := .spec.containers }}
-{{ $origin := index $root.status.containerStatuses $index }}
-- image: {{ $item.image | Quote }}
-  name: {{ $item.name | Quote }}
-  ready: true
-  restartCount: {{ add1 (or $origin.restartCount 0) }}
-  started: true
+# A container that ran to its end, as the kubelet reports it: its restarts, the exit before its last restart
+# (lastState) and when it started stay (kwok's own pod-complete resets restartCount to 0 and stamps the start at
+# the end).
+_COMPLETED_STATUS = _ended_status("""  lastState: {{ toJson (or $origin.lastState dict) }}
   state:
-    waiting: null
-    running:
-      startedAt: {{ $now | Quote }}
-{{ end }}
-phase: Running
-""".replace("@CONDITIONS@", _RUNNING_CONDITIONS.replace("@READY@", "True"))
+    running: null
+    terminated:
+      exitCode: 0
+      finishedAt: {{ $now | Quote }}
+      reason: Completed
+      startedAt: {{ $started | Quote }}
+""", "Succeeded")
 
 
 def base_stages(assets: Path, pod_milliseconds: int = DEFAULT_POD_MILLISECONDS,
                 backoff_ms: int = KUBELET_BACKOFF_MS) -> list[dict]:
-    """kwok's default node and pod stages (loaded from the kwok module) with pod-complete delayed and held back
-    from crash-looping and daemon containers, the kubelet's restart of a crashed container, and the stage that
-    ends a container the agents judged failed (`EXIT_AT`)."""
+    """kwok's default node and pod stages (loaded from the kwok module) with pod-complete delayed, held back
+    from crash-looping and daemon containers and keeping what the kubelet keeps of an ended container; the
+    kubelet's restart of a crashed container, and the stage that ends a container the agents judged failed
+    (`EXIT_AT`)."""
     stages = [yaml.safe_load(p.read_text()) for p in sorted((assets / "stages").glob("*.yaml"))]
     for stage in stages:
         if stage["metadata"]["name"] == POD_COMPLETE:
             stage["spec"]["delay"] = pod_complete_delay(pod_milliseconds, {})
+            stage["spec"]["next"] = {"statusTemplate": _COMPLETED_STATUS}
             stage["spec"]["selector"]["matchExpressions"] += [_READY, {"cel": {"expression": _NOT_DAEMON}}, _REACHED]
     exit_ = ("{{ index $root.metadata.annotations " + json.dumps(EXIT_CODE) + " }}",
              "Error", "{{ index $root.metadata.annotations " + json.dumps(EXIT_MESSAGE) + " | Quote }}")

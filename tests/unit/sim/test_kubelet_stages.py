@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from tools.sim import stages
 
@@ -59,3 +60,23 @@ def test_an_mpi_launcher_completes_only_at_a_restart_that_reached_its_workers() 
         '.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"] != "launcher" or .metadata.annotations'
         '["sim.cre.certification/mpirun-reached-workers-at-restart"] == '
         '(.status.containerStatuses[0].restartCount // 0 | tostring)')
+
+
+def test_a_completed_container_keeps_its_restarts_its_last_exit_and_its_start(tmp_path: Path) -> None:
+    """kwok's own pod-complete resets restartCount to 0 and stamps the start at the end; the kubelet does neither."""
+    (tmp_path / "stages").mkdir()
+    (tmp_path / "stages" / "pod-complete.yaml").write_text(json.dumps({
+        "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Stage", "metadata": {"name": stages.POD_COMPLETE},
+        "spec": {"resourceRef": {"apiGroup": "v1", "kind": "Pod"}, "selector": {"matchExpressions": []},
+                 "next": {"statusTemplate": "restartCount: 0"}}}))
+    (complete,) = [s for s in stages.base_stages(tmp_path) if s["metadata"]["name"] == stages.POD_COMPLETE]
+    template = complete["spec"]["next"]["statusTemplate"]
+    assert "restartCount: {{ or $origin.restartCount 0 }}" in template and "restartCount: 0" not in template
+    assert "lastState: {{ toJson (or $origin.lastState dict) }}" in template
+    assert "startedAt: {{ $started | Quote }}" in template and "phase: Succeeded" in template
+    assert 'status: "False"\n  type: Ready' in template
+
+
+def test_a_restarted_container_still_shows_the_exit_before_its_restart() -> None:
+    template = stages.restart_stage(100)["spec"]["next"]["statusTemplate"]
+    assert "lastState: {{ toJson (or $origin.lastState dict) }}" in template
