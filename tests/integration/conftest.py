@@ -21,6 +21,8 @@ import yaml
 from kubernetes import client
 from xdist.scheduler import LoadScopeScheduling
 
+from ansible_collections.cre.certification.plugins.module_utils.driver.preflight import missing_kinds
+from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube
 from tools.sim import cluster, reset
 from tools.sim.state import ClusterState
 
@@ -163,11 +165,12 @@ def install_crds(kube: client.ApiClient) -> client.CustomObjectsApi:
     """The NVCRE CRDs (crds/*.yaml), installed with server-side apply and Established."""
     api = client.CustomObjectsApi(kube)
     ext = client.ApiextensionsV1Api(kube)
-    names, kinds = [], []
+    names, kinds, served = [], [], []
     for path in sorted((ROOT / "crds").glob("*.yaml")):
         crd = yaml.safe_load(path.read_text())
         kinds.append((crd["spec"]["group"], next(v["name"] for v in crd["spec"]["versions"] if v.get("storage")),
                       crd["spec"]["names"]["plural"]))
+        served.append((f"{kinds[-1][0]}/{kinds[-1][1]}", crd["spec"]["names"]["kind"]))
         api.patch_cluster_custom_object("apiextensions.k8s.io", "v1", "customresourcedefinitions",
                                         crd["metadata"]["name"], crd, field_manager="cre-certification-tests",
                                         force=True, _content_type="application/apply-patch+yaml")
@@ -178,7 +181,7 @@ def install_crds(kube: client.ApiClient) -> client.CustomObjectsApi:
                       for c in ext.read_custom_resource_definition(name).status.conditions or []):
             assert time.monotonic() < deadline, f"CRD {name} not Established"
             time.sleep(0.2)
-    time.sleep(1)  # discovery of the new kinds
+    wait_discovery(kube, served, True)
     for path in sorted((ROOT / "logprofiles").glob("*.yaml")):  # the built-in LogProfiles, as roles/crds applies them
         profile = yaml.safe_load(path.read_text())
         api.patch_cluster_custom_object("nvcre.nvidia.com", "v1alpha1", "logprofiles", profile["metadata"]["name"],
@@ -190,6 +193,18 @@ def install_crds(kube: client.ApiClient) -> client.CustomObjectsApi:
     with ThreadPoolExecutor(len(kinds)) as pool:
         list(pool.map(lambda kind: api.list_cluster_custom_object(*kind), kinds))
     return api
+
+
+def wait_discovery(kube: client.ApiClient, kinds: list[tuple[str, str]], served: bool) -> None:
+    """Until the API server's discovery serves every (api_version, kind) of `kinds` (`served`) or none of them: it
+    follows CRDs a moment after they are Established or gone, and a run's preflight reads it."""
+    deadline = time.monotonic() + 60
+    while True:
+        missing = missing_kinds(Kube(kube), tuple(kinds))
+        if len(missing) == (0 if served else len(kinds)):
+            return
+        assert time.monotonic() < deadline, f"discovery {'lacks' if served else 'still serves'} some of {kinds}"
+        time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ from ansible_collections.cre.certification.plugins.module_utils.kube.rest import
 from tests.ansible_run import ENV, ROOT, ansible_module, run_until
 from tools.sim import cluster
 
-from .conftest import Sim, _name, install_crds
+from .conftest import Sim, _name, install_crds, wait_discovery
 from .seed import NVCRE, TRAINER, items, nodes, start, stored, workflow
 
 CATEGORY = {"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "intra-node"}}
@@ -79,14 +79,15 @@ INSTALL_CRDS = "install the NVCRE CRDs (role cre.certification.crds)"
 def without_crds(bare: Sim) -> Iterator[Sim]:
     """The cluster without the NVCRE CRDs (gone, not just being deleted), then with them again."""
     ext = client.ApiextensionsV1Api(bare.api)
-    ours = [c.metadata.name for c in ext.list_custom_resource_definition().items if c.spec.group == NVCRE[0]]
-    for name in ours:
-        ext.delete_custom_resource_definition(name)
+    ours = [c for c in ext.list_custom_resource_definition().items if c.spec.group == NVCRE[0]]
+    for crd in ours:
+        ext.delete_custom_resource_definition(crd.metadata.name)
     deadline = time.monotonic() + 60
     while any(c.spec.group == NVCRE[0] for c in ext.list_custom_resource_definition().items):
         assert time.monotonic() < deadline, "the NVCRE CRDs were not deleted"
         time.sleep(0.2)
-    time.sleep(1)  # discovery drops the kinds
+    wait_discovery(bare.api, [(f"{c.spec.group}/{v.name}", c.spec.names.kind) for c in ours for v in c.spec.versions
+                              if v.served], False)
     try:
         yield bare
     finally:
