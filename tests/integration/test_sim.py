@@ -77,7 +77,7 @@ def test_compute_domain_channel_claims_are_allocated_and_released(sim: Sim, name
     cd = {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain", "metadata": {"name": "cd"},
           "spec": {"numNodes": 2, "channel": {"allocationMode": "Single", "resourceClaimTemplate": {"name": "cd-ch"}}}}
     uid = custom.create_namespaced_custom_object(*computedomain.CD, namespace, "computedomains", cd)["metadata"]["uid"]
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while custom.get_namespaced_custom_object(*computedomain.CD, namespace, "computedomains", "cd").get(
             "status", {}).get("status") != "Ready":
         assert time.monotonic() < deadline, "ComputeDomain not Ready"
@@ -327,7 +327,7 @@ def launcher_peak(api: client.ApiClient, namespace: str, name: str) -> float:
     core = client.CoreV1Api(api)
     (pod,) = core.list_namespaced_pod(namespace, label_selector=f"jobset.sigs.k8s.io/jobset-name={name},"
                                                                 "jobset.sigs.k8s.io/replicatedjob-name=launcher").items
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 60
     while True:  # the agent serves a finished pod's log on its next pass
         try:
             rows = [m for m in map(ROW.match, core.read_namespaced_pod_log(pod.metadata.name, namespace).splitlines())
