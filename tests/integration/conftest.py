@@ -168,9 +168,9 @@ def install_crds(kube: client.ApiClient) -> client.CustomObjectsApi:
     names, kinds, served = [], [], []
     for path in sorted((ROOT / "crds").glob("*.yaml")):
         crd = yaml.safe_load(path.read_text())
-        kinds.append((crd["spec"]["group"], next(v["name"] for v in crd["spec"]["versions"] if v.get("storage")),
-                      crd["spec"]["names"]["plural"]))
-        served.append((f"{kinds[-1][0]}/{kinds[-1][1]}", crd["spec"]["names"]["kind"]))
+        group, version = crd["spec"]["group"], next(v["name"] for v in crd["spec"]["versions"] if v.get("storage"))
+        kinds.append((group, version, crd["spec"]["names"]["plural"]))
+        served.append((f"{group}/{version}", crd["spec"]["names"]["kind"]))
         api.patch_cluster_custom_object("apiextensions.k8s.io", "v1", "customresourcedefinitions",
                                         crd["metadata"]["name"], crd, field_manager="cre-certification-tests",
                                         force=True, _content_type="application/apply-patch+yaml")

@@ -52,6 +52,10 @@ _RUNNING_CONDITIONS = """conditions:
   type: ContainersReady
 """
 
+# The exit before the container's last restart, which the kubelet keeps while it runs again and after it ends
+# (containerStatuses is an atomic list: a status written without it drops it).
+_LAST_STATE = "  lastState: {{ toJson (or $origin.lastState dict) }}\n"
+
 _RESTARTED_STATUS = """{{ $now := Now }}
 {{ $root := . }}
 @CONDITIONS@containerStatuses:
@@ -62,14 +66,13 @@ _RESTARTED_STATUS = """{{ $now := Now }}
   ready: true
   restartCount: {{ add1 (or $origin.restartCount 0) }}
   started: true
-  lastState: {{ toJson (or $origin.lastState dict) }}
-  state:
+@LAST_STATE@  state:
     waiting: null
     running:
       startedAt: {{ $now | Quote }}
 {{ end }}
 phase: Running
-""".replace("@CONDITIONS@", _RUNNING_CONDITIONS.replace("@READY@", "True"))
+""".replace("@CONDITIONS@", _RUNNING_CONDITIONS.replace("@READY@", "True")).replace("@LAST_STATE@", _LAST_STATE)
 
 
 def _ended_status(state: str, phase: str) -> str:
@@ -116,8 +119,7 @@ _EXIT_STATUS = _ended_status("""  {{ if $never }}state{{ else }}lastState{{ end 
 # A container that ran to its end, as the kubelet reports it: its restarts, the exit before its last restart
 # (lastState) and when it started stay (kwok's own pod-complete resets restartCount to 0 and stamps the start at
 # the end).
-_COMPLETED_STATUS = _ended_status("""  lastState: {{ toJson (or $origin.lastState dict) }}
-  state:
+_COMPLETED_STATUS = _ended_status(_LAST_STATE + """  state:
     running: null
     terminated:
       exitCode: 0
