@@ -23,7 +23,8 @@ def render_face(args: dict[str, Any]) -> dict[str, Any]:
         nodes, source = args["nodes"], "nodes"
     with cyclic_gc_paused():
         rendered = render(workflow, nodes, source, workflow_source)
-    result: dict[str, Any] = {"changed": False, "workflow": rendered.workflow, "plan": rendered.plan}
+    result: dict[str, Any] = {"changed": False, "workflow": rendered.workflow, "plan": rendered.plan,
+                              "warnings": rendered.warnings}
     if rendered.failure is not None:
         result.update(failed=True, reason=rendered.failure.reason, msg=rendered.failure.message)
     return result

@@ -17,13 +17,16 @@ def render_face(args: dict[str, Any]) -> dict[str, Any]:
         nodes, source = mocknodes.mock_nodes(args["platform"], args["gpu_architecture"], args["node_count"]), "platform"
     else:
         nodes, source = args["nodes"], "nodes"
-    built, _resolved, _platform = tier.build(tier.WorkloadRunWorld(run, nodes=nodes))
+    built, resolved, _platform = tier.build(tier.WorkloadRunWorld(run, nodes=nodes))
     rendered = render(built, nodes, source, "spec")
+    # NVCRE's render prints the GPUArchitectureDefaults message the controller would emit as a Warning event.
+    warnings = [resolved.defaults_warning] if resolved.defaults_warning else []
     if rendered.failure is not None:
         # Refused at once by the Workflow controller: the reason instead of a Workflow that cannot run.
         return {"changed": False, "plan": rendered.plan, "failed": True, "reason": rendered.failure.reason,
-                "msg": rendered.failure.message}
-    return {"changed": False, "workflow": rendered.workflow, "plan": rendered.plan}
+                "msg": rendered.failure.message, "warnings": warnings}
+    return {"changed": False, "workflow": rendered.workflow, "plan": rendered.plan,
+            "warnings": warnings + rendered.warnings}
 
 
 class ActionModule(EngineAction):

@@ -14,7 +14,8 @@ description:
     detected from their providerIDs, the GPU architecture and product, GPUs per node, every node with its
     readiness and rack, and the racks of the topology label, as C(nvcrectl cluster info) does.
   - Mixed GPU counts, a catalog GPU count that differs, nodes with 0 GPUs and a missing topology label show as
-    Ansible warnings.
+    Ansible warnings; so does NVCRE's GPUArchitectureDefaults message when the catalog has no GPU defaults for the
+    architecture (a certification would be sized on its 4 GPU / 0 NIC fallback).
   - Runs on the controller. Reads only.
   - Fails when the GPU nodes do not share one C(nvidia.com/gpu.product) (C(heterogeneous GPUs) message) or one
     platform, or when no GPU node matches.

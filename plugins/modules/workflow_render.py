@@ -16,8 +16,13 @@ description:
     platform and GPU architecture), checks placement, GPU capacity and the gang-scheduling contract, sizes and
     partitions the jobs, and builds the first iteration's Jobs and dependency objects.
   - The returned Workflow has its overrides applied and then cleared, and carries the annotations
-    C(nvcrectl.nvidia.com/detected-platform), C(nvcrectl.nvidia.com/detected-gpu-architecture) and
-    C(nvcrectl.nvidia.com/applied-overrides).
+    C(nvcrectl.nvidia.com/detected-platform), C(nvcrectl.nvidia.com/detected-gpu-architecture) and, when an
+    override applied, C(nvcrectl.nvidia.com/applied-overrides).
+  - The returned Workflow is the document C(nvcrectl workflow render) prints for the same file, so the two can be
+    diffed; CRD defaults the file left out (C(orchestration.iterations), C(execution.maxConcurrent), ...) stay
+    out, and C(orchestration.execution) is printed even when empty. The plan is computed with the defaults.
+  - A C(trainJob) without C(runtimeRef) is rendered, as C(nvcrectl) does (an override may supply it); if the
+    rendered Workflow still has none, RV(warnings) says that NVCRE's API server would refuse it.
   - Where NVCRE would mark the Workflow C(Failed), the task fails with RV(reason) set to the condition reason
     and C(msg) to the exact condition message, and returns no jobs. Bad input fails with a message that names
     the field path or the option.
@@ -181,6 +186,14 @@ plan:
       description: Dependency objects to create, workflow-scoped first, then each group's job-scoped copies; empty on failure.
       type: list
       elements: dict
+warnings:
+  description:
+    - "What C(nvcrectl) renders but NVCRE's admission would refuse, one line each, for example
+      C(spec.jobTemplate.spec.workload.trainJob.runtimeRef: Required value)."
+  returned: always, unless the arguments or the Workflow are invalid
+  type: list
+  elements: str
+  sample: []
 reason:
   description: The Workflow C(Failed) condition reason (C(OverrideError), C(GangSchedulingConflict), C(PartitionError), ...).
   returned: when NVCRE would mark the Workflow Failed

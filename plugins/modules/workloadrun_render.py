@@ -91,6 +91,15 @@ plan:
   returned: always
   type: dict
   sample: {placement: Pinned, detected_platform: aws, total_nodes: 16, nodes_per_job: 4}
+warnings:
+  description:
+    - The GPUArchitectureDefaults message, as C(nvcrectl) prints it, when the catalog has no GPU defaults for the
+      detected architecture and sizes the run on its 4 GPU / 0 NIC fallback; the run would emit it as a Warning
+      event on the WorkloadRun.
+  returned: always
+  type: list
+  elements: str
+  sample: []
 reason:
   description: Why the Workflow would fail at once (C(GangSchedulingConflict), C(PartitionError), ...).
   returned: failure

@@ -21,7 +21,8 @@ from ..engine.api.vocabulary import (
     WORKFLOW,
     WORKLOAD_RUN,
 )
-from ..engine.plan import category_build
+from ..engine.catalog import entries
+from ..engine.plan import category_build, category_detect, workloadrun_build
 from ..engine.reconcile import node_results
 from ..engine.report import certreport, html, snapshot
 from ..kube.rest import ApiException, Kube
@@ -63,8 +64,19 @@ def certification_data(kube: Kube, cert: Obj) -> list[Obj]:
         ref = (recorded[index].get("workflowRef") or {}) if index < len(recorded) else {}
         name = ref.get("name") or category_build.workflow_name(meta["name"], category)
         workflow = kube.get(Ref(API_VERSION, WORKFLOW, namespace, name))
-        out.append(category_data(kube, namespace, category, workflow))
+        data = category_data(kube, namespace, category, workflow)
+        platform, arch = _detected(workflow)
+        event = category_detect.architecture_defaults_event(arch, platform, category_build.resolve_options(
+            spec, category), entries.FIELD_HINT_CERTIFICATION)
+        data["warnings"] = [event["message"]] if event else []
+        out.append(data)
     return out
+
+
+def _detected(workflow: Obj | None) -> tuple[str, str]:
+    """(platform, GPU architecture) the Workflow recorded; empty before its first pass."""
+    orchestration = ((workflow or {}).get("status") or {}).get("orchestration") or {}
+    return orchestration.get("detectedPlatform", ""), orchestration.get("detectedGPUArchitecture", "")
 
 
 def report_json(built: Obj) -> str:
@@ -202,8 +214,11 @@ def _single_report(kube: Kube, namespace: str, args: Obj) -> Obj:
         name = ((run.get("status") or {}).get("workflowRef") or {}).get("name") or args["workload_run"]
         category = {"domain": WORKLOAD_RUN_DOMAIN, "variant": args["workload_run"]}
         workflow = kube.get(Ref(API_VERSION, WORKFLOW, namespace, name))
-        return certreport.build_report(args["workload_run"], [category_data(kube, namespace, category, workflow)],
-                                       created=run["metadata"].get("creationTimestamp", ""))
+        data = category_data(kube, namespace, category, workflow)
+        platform, arch = _detected(workflow)
+        warning = workloadrun_build.defaults_warning(run.get("spec") or {}, platform, arch)
+        data["warnings"] = [warning] if warning else []
+        return certreport.build_report(args["workload_run"], [data], created=run["metadata"].get("creationTimestamp", ""))
     workflow = kube.get(Ref(API_VERSION, WORKFLOW, namespace, args["workflow"]))
     if workflow is None:
         raise InputError("workflow", f'Workflow "{args["workflow"]}" not found in namespace "{namespace}"')

@@ -40,6 +40,19 @@ def test_failure_carries_reason_and_exact_message(run_action):
     assert result["plan"]["jobs"] == [] and result["plan"]["detected_platform"] == "aws"
 
 
+def test_a_workflow_without_runtime_ref_renders_with_a_warning(run_action):
+    """nvcrectl renders it; the warning is what NVCRE's API server would answer to the rendered Workflow."""
+    no_runtime = jsonpatch.apply_patch(BASE, [{"op": "remove", "path": "/spec/jobTemplate/spec/workload/trainJob/runtimeRef"},
+                                              {"op": "remove", "path": "/spec/gangScheduler"},
+                                              {"op": "remove", "path": "/spec/jobTemplate/spec/workloadMetadata"}])
+    result = run_action("workflow_render", {"definition": no_runtime, **MOCK, "node_count": 4})
+    assert not result.get("failed"), result.get("msg")
+    assert result["warnings"] == ["spec.jobTemplate.spec.workload.trainJob.runtimeRef: Required value"]
+    assert "runtimeRef" not in result["workflow"]["spec"]["jobTemplate"]["spec"]["workload"]["trainJob"]
+    assert job_names(result) == ["nccl-test-group-0-iter-1", "nccl-test-group-1-iter-1"]
+    assert run_action("workflow_render", {"definition": BASE, **MOCK, "node_count": 4})["warnings"] == []
+
+
 def test_check_mode_returns_the_same_plan(run_action):
     args = {"definition": BASE, **MOCK, "node_count": 4}
     assert run_action("workflow_render", args, check_mode=True) == run_action("workflow_render", args)

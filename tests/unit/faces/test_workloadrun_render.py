@@ -71,3 +71,15 @@ def test_a_spec_the_cluster_would_refuse_fails_with_its_field_path(spec, msg, ru
 def test_the_nodes_come_from_exactly_one_place(args, msg, run_action):
     result = run_action("workloadrun_render", {**args, "spec": SMALL})
     assert result["failed"] and result["msg"] == msg and "workflow" not in result
+
+
+def test_an_unlisted_architecture_is_rendered_with_nvcres_defaults_warning(run_action):
+    nodes = mocknodes.mock_nodes("aws", "h100", 4)
+    for node in nodes:
+        node["metadata"]["labels"]["nvidia.com/gpu.product"] = "NVIDIA-H20"
+    result = run_action("workloadrun_render", {"nodes": nodes, "spec": {**SMALL, "gpusPerNode": 8}})
+    assert result["warnings"] == [
+        'GPU architecture "h20" has no entry in the catalog\'s GPU defaults, which fall back to gpusPerNode=4 '
+        "mlnxPerNode=0 for it; this run is sized at gpusPerNode=8 mlnxPerNode=0. If the nodes differ, set "
+        "spec.gpusPerNode and spec.mlnxPerNode, and file an issue so the architecture can be added to the catalog."]
+    assert run_action("workloadrun_render", {**AWS_H100, "node_count": 4, "spec": SMALL})["warnings"] == []

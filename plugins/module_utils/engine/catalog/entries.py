@@ -183,6 +183,28 @@ def gpu_defaults(arch: str, platform: str = "") -> tuple[int, int]:
     return int(row["gpusPerNode"]), int(row["mlnxPerNode"])
 
 
+# NVCRE's Warning event when an architecture has no row in gpu-defaults.yaml (pkg/controller/gpu_arch_fallback.go).
+GPU_ARCHITECTURE_DEFAULTS = "GPUArchitectureDefaults"
+# Where each kind's users set the counts, named in that message.
+FIELD_HINT_CERTIFICATION = "spec.gpusPerNode and spec.mlnxPerNode (or spec.categories[].options)"
+FIELD_HINT_WORKLOAD_RUN = "spec.gpusPerNode and spec.mlnxPerNode"
+# What detection answers for nodes without a GPU product label (a missing label, not a missing row).
+UNKNOWN_ARCHITECTURE = "unknown"
+
+
+def gpu_arch_fallback_message(arch: str, gpus_per_node: int, mlnx_per_node: int, field_hint: str) -> str:
+    """The GPUArchitectureDefaults message: what the catalog falls back to for an architecture it has no row
+    for, next to the counts the run is sized at (after the user's own); "" for an empty, listed or `unknown`
+    architecture, so callers can emit it unconditionally."""
+    if not arch or arch == UNKNOWN_ARCHITECTURE or arch in gpu_defaults_table()["architectures"]:
+        return ""
+    gpus, mlnx = gpu_defaults(arch)
+    return (f'GPU architecture "{arch}" has no entry in the catalog\'s GPU defaults, which fall back to '
+            f"gpusPerNode={gpus} mlnxPerNode={mlnx} for it; this run is sized at gpusPerNode={gpus_per_node} "
+            f"mlnxPerNode={mlnx_per_node}. If the nodes differ, set {field_hint}, and file an issue so the "
+            "architecture can be added to the catalog.")
+
+
 def lookup(domain: str, variant: str, dirs: tuple[str, ...] = ()) -> Entry:
     entry = registry(dirs).get((domain, variant))
     if entry is None:

@@ -134,6 +134,20 @@ def detect_tcpxo_plugin(pods: Iterable[Obj]) -> tuple[str, MaybeEvent]:
                       f"nccl-tcpxo-installer pods; using the images for {minimum}")
 
 
+# ---------------------------------------------------------------- GPU defaults
+
+def architecture_defaults_event(gpu_architecture: str, platform: str, options: Obj, field_hint: str) -> MaybeEvent:
+    """Warning GPUArchitectureDefaults when the catalog has no row for the architecture and sizes the run on its
+    4 GPU / 0 NIC fallback; the message names the counts the run is sized at (`options` win over the defaults)."""
+    gpus, mlnx = entries.gpu_defaults(gpu_architecture, platform)
+    if options.get("gpusPerNode") is not None:
+        gpus = int(options["gpusPerNode"])
+    if options.get("mlnxPerNode") is not None:
+        mlnx = int(options["mlnxPerNode"])
+    message = entries.gpu_arch_fallback_message(gpu_architecture, gpus, mlnx, field_hint)
+    return _event("Warning", entries.GPU_ARCHITECTURE_DEFAULTS, message) if message else None
+
+
 # ---------------------------------------------------------------- all of it, for one category
 
 def detect_for_build(nodes: list[Obj], *, platform: str, gpu_architecture: str, options: Obj,
@@ -144,6 +158,8 @@ def detect_for_build(nodes: list[Obj], *, platform: str, gpu_architecture: str, 
     named no resource; the TCPXO rules on GCP H100 (the only TCPXO shape)."""
     detected: Obj = {}
     events: list[dict] = []
+    if event := architecture_defaults_event(gpu_architecture, platform, options, entries.FIELD_HINT_CERTIFICATION):
+        events.append(event)
     if platform == "onprem" and not options.get("nicResourceName"):
         mlnx = options.get("mlnxPerNode")
         if mlnx is None:

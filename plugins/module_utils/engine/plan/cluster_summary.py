@@ -49,7 +49,7 @@ def summarize(nodes: list[dict[str, Any]], target: dict[str, Any] | None = None,
     rows: list[NodeRow] = [{"name": detect.node_name(n), "gpus": _gpus(n), "ready": _ready(n),
                            "rack": detect.node_labels(n).get(key, "") if key else ""} for n in gpu_nodes]
     counts = Counter(r["gpus"] for r in rows)
-    catalog_gpus = entries.gpu_defaults(arch, platform)[0]
+    catalog_gpus, catalog_mlnx = entries.gpu_defaults(arch, platform)
     racks: dict[str, list[str]] = {}
     for row in rows:
         if row["rack"]:
@@ -59,6 +59,9 @@ def summarize(nodes: list[dict[str, Any]], target: dict[str, Any] | None = None,
         warnings.append(f"nodes have different GPU counts: {detect.go_count_map({str(k): v for k, v in counts.items()})}")
     if min(counts) != catalog_gpus:
         warnings.append(f"catalog expects {catalog_gpus} GPUs per node for {arch}, nodes have {min(counts)}")
+    # A certification here would be sized on the catalog's fallback for an architecture it has no row for.
+    if fallback := entries.gpu_arch_fallback_message(arch, catalog_gpus, catalog_mlnx, entries.FIELD_HINT_CERTIFICATION):
+        warnings.append(fallback)
     if counts.get(0):
         warnings.append(f"{counts[0]} node(s) have 0 allocatable {detect.GPU_RESOURCE}")
     if not racks:

@@ -16,22 +16,30 @@ from ..models import dump, parse_workflow
 from ..spec.overrides import validate_overrides
 from . import detect, jobs, partition
 from .dependencies import DependencyPlan, strip_when
+from .render_shape import nvcre_spec
 
 ANNOTATION_PLATFORM = "nvcrectl.nvidia.com/detected-platform"
 ANNOTATION_ARCHITECTURE = "nvcrectl.nvidia.com/detected-gpu-architecture"
 ANNOTATION_OVERRIDES = "nvcrectl.nvidia.com/applied-overrides"
 FIRST_ITERATION = 1
+RUNTIME_REF_PATH = "spec.jobTemplate.spec.workload.trainJob.runtimeRef"
+# What NVCRE's API server answers for a Workflow without a runtime (the CRD takes Kubeflow Trainer's
+# TrainJobSpec, whose runtimeRef is required); nvcrectl renders such a file all the same.
+RUNTIME_REF_REQUIRED = f"{RUNTIME_REF_PATH}: Required value"
+_PLACEHOLDER = {"name": "runtime-from-overrides"}
 
 
 @dataclass
 class Rendered:
     """`workflow`: the resolved Workflow (overrides applied, then cleared; detection annotations).
     `plan`: what NVCRE would record and create. `failure`: set where NVCRE would mark the Workflow
-    Failed; the plan then holds what was known at that point and no jobs or dependencies."""
+    Failed; the plan then holds what was known at that point and no jobs or dependencies. `warnings`: what
+    nvcrectl renders but NVCRE's API server would refuse to admit, one line each."""
 
     workflow: dict[str, Any]
     plan: dict[str, Any] = field(default_factory=dict)
     failure: WorkflowFailure | None = None
+    warnings: list[str] = field(default_factory=list)
 
 
 def validate_nodes(nodes: Any, source: str = "nodes") -> list[dict[str, Any]]:
@@ -71,9 +79,10 @@ def render(workflow: Any, nodes: Any, nodes_source: str = "nodes", workflow_sour
 def _render_checked(workflow: Any, nodes: Any, nodes_source: str, workflow_source: str) -> Rendered:
     if not isinstance(workflow, dict):
         raise InputError(workflow_source, f"must be a Workflow object, got {type(workflow).__name__}")
-    resolved = dump(parse_workflow(workflow))
+    resolved = _parse_without_runtime(workflow)
     validate_overrides(resolved["spec"])
     validate_nodes(nodes, nodes_source)
+    given, dumped = workflow.get("spec"), copy.deepcopy(resolved["spec"])
     # Until the authoritative override pass succeeds, the Workflow is shown as given (overrides kept).
     out = Rendered(workflow={k: copy.deepcopy(v) for k, v in resolved.items() if k != "status"})
     try:
@@ -84,7 +93,34 @@ def _render_checked(workflow: Any, nodes: Any, nodes_source: str, workflow_sourc
         if isinstance(failure, detect.DetectionFailure):  # the capacity filter's exclusion record
             out.plan.update(excluded_nodes=failure.detection.excluded_nodes,
                             exclusion_reason=failure.detection.exclusion_reason)
+    out.workflow["spec"] = nvcre_spec(given, dumped, out.workflow["spec"])
+    if "runtimeRef" not in _train_job(out.workflow["spec"]):
+        out.warnings.append(RUNTIME_REF_REQUIRED)
     return out
+
+
+def _train_job(spec: dict[str, Any]) -> dict[str, Any]:
+    return ((((spec.get("jobTemplate") or {}).get("spec") or {}).get("workload") or {}).get("trainJob")) or {}
+
+
+def _parse_without_runtime(workflow: dict[str, Any]) -> dict[str, Any]:
+    """The validated, defaulted Workflow. nvcrectl renders a trainJob without `runtimeRef` (an override, the
+    catalog or the platform may supply it), so it is validated with a stand-in that is then taken out again."""
+    train_job = _given_train_job(workflow.get("spec"))
+    if not isinstance(train_job, dict) or "runtimeRef" in train_job:
+        return dump(parse_workflow(workflow))
+    stand_in = copy.deepcopy(workflow)
+    _given_train_job(stand_in["spec"])["runtimeRef"] = dict(_PLACEHOLDER)
+    resolved = dump(parse_workflow(stand_in))
+    del _train_job(resolved["spec"])["runtimeRef"]
+    return resolved
+
+
+def _given_train_job(spec: Any) -> Any:
+    """The trainJob object itself inside a Workflow spec as given, or None where the path is not all objects."""
+    for key in ("jobTemplate", "spec", "workload", "trainJob"):
+        spec = spec.get(key) if isinstance(spec, dict) else None
+    return spec
 
 
 def _render(wf: dict[str, Any], nodes: list[dict[str, Any]], out: Rendered) -> None:
@@ -123,6 +159,7 @@ def _output_workflow(wf: dict[str, Any], resolved_spec: dict[str, Any], detectio
         annotations = out.setdefault("metadata", {}).setdefault("annotations", {})
         annotations[ANNOTATION_PLATFORM] = detection.platform
         annotations[ANNOTATION_ARCHITECTURE] = detection.gpu_architecture
-        # Compact JSON like Go's json.Marshal, but without its HTML escaping of `<always>` (\u003c…).
-        annotations[ANNOTATION_OVERRIDES] = json.dumps(applied or [], separators=(",", ":"), ensure_ascii=False)
+        if applied:  # nvcrectl writes it only when an override applied
+            # Compact JSON like Go's json.Marshal, but without its HTML escaping of `<always>` (\u003c…).
+            annotations[ANNOTATION_OVERRIDES] = json.dumps(applied, separators=(",", ":"), ensure_ascii=False)
     return out

@@ -23,7 +23,7 @@ from ..api.vocabulary import (
     WORKFLOW,
     WORKLOAD_RUN,
 )
-from ..catalog.entries import gpu_defaults, read_lib
+from ..catalog.entries import FIELD_HINT_WORKLOAD_RUN, gpu_arch_fallback_message, gpu_defaults, read_lib
 from ..catalog.template import Renderer, parsed_yaml
 from ..spec.overrides import OverrideContext, matches_when
 from . import category_build, network
@@ -54,6 +54,8 @@ class Resolved:
     mlnx_per_node: int
     nodes_per_job: int
     enable_mnnvl: bool
+    defaults_warning: str = ""
+    """The GPUArchitectureDefaults message when the catalog has no row for the architecture, else ""."""
 
 
 def framework_of(spec: Obj) -> str:
@@ -77,16 +79,28 @@ def validate_placement(spec: Obj) -> None:
                          f'Unpinned is incompatible with orchestration.testScale "{scale}": {_UNPINNED_SCALE[scale]}')
 
 
+def node_counts(spec: Obj, platform: str, gpu_architecture: str) -> tuple[int, int]:
+    """(gpusPerNode, mlnxPerNode) the run is sized at: its own, else the catalog's GPU defaults."""
+    gpus, mlnx = gpu_defaults(gpu_architecture, platform)
+    return spec.get("gpusPerNode") or gpus, mlnx if spec.get("mlnxPerNode") is None else spec["mlnxPerNode"]
+
+
+def defaults_warning(spec: Obj, platform: str, gpu_architecture: str) -> str:
+    """The GPUArchitectureDefaults message for this run, or "" when the catalog knows the architecture."""
+    return gpu_arch_fallback_message(gpu_architecture, *node_counts(spec, platform, gpu_architecture),
+                                     FIELD_HINT_WORKLOAD_RUN)
+
+
 def resolve(spec: Obj, platform: str, gpu_architecture: str) -> Resolved:
     framework = framework_of(spec)
-    gpus, mlnx = gpu_defaults(gpu_architecture, platform)
+    gpus_per_node, mlnx_per_node = node_counts(spec, platform, gpu_architecture)
     scale = (spec.get("orchestration") or {}).get("testScale")
     mnnvl = spec.get("enableMNNVL")
-    return Resolved(framework=framework, gpus_per_node=spec.get("gpusPerNode") or gpus,
-                    mlnx_per_node=mlnx if spec.get("mlnxPerNode") is None else spec["mlnxPerNode"],
+    return Resolved(framework=framework, gpus_per_node=gpus_per_node, mlnx_per_node=mlnx_per_node,
                     # intra-node: one node per job, so the Workflow makes one group per node.
                     nodes_per_job=1 if scale == "intra-node" else spec["numNodes"],
-                    enable_mnnvl=gpu_architecture in network.MNNVL_ARCHITECTURES if mnnvl is None else mnnvl)
+                    enable_mnnvl=gpu_architecture in network.MNNVL_ARCHITECTURES if mnnvl is None else mnnvl,
+                    defaults_warning=defaults_warning(spec, platform, gpu_architecture))
 
 
 def merge_env(*layers: list[Obj] | None) -> list[Obj]:

@@ -36,6 +36,7 @@ from ..api.vocabulary import (
     WORKFLOW_FAILED,
     WORKFLOW_NAME_COLLISION,
 )
+from ..catalog import entries
 from ..models import dump, parse_certification
 from ..plan import category_build, category_detect, detect, render
 from ..spec import thresholds
@@ -200,6 +201,8 @@ def reconcile(world: CertificationWorld) -> CertificationStep:
                     out.step = Step(_status_write(cert, seen, world.now)
                                     + [Event(cert, e["type"], e["reason"], e["message"]) for e in events]
                                     + [Create(built, owner_uid=meta(cert).get("uid", ""))])
+                    out.notes += [f"{key}: {e['reason']}: {e['message']}" for e in events
+                                  if e["reason"] == entries.GPU_ARCHITECTURE_DEFAULTS]
                     out.notes.append(f"{key}: created Workflow {name} ({index + 1} of {len(cats)})")
                     return out
             seen[index] = failed_build(message)

@@ -32,6 +32,7 @@ from ..api.vocabulary import (
     WORKLOAD_RUN,
     WORKLOAD_RUN_NAME_COLLISION,
 )
+from ..catalog.entries import GPU_ARCHITECTURE_DEFAULTS
 from ..models import dump, parse_workload_run
 from ..plan import detect
 from ..plan.workloadrun_build import Resolved, build_workflow, validate_placement
@@ -127,8 +128,11 @@ def reconcile(world: WorkloadRunWorld) -> WorkloadRunStep:
             built, resolved, _platform = build(world)
         except (InputError, WorkflowFailure) as exc:
             return _fail(out, world, BUILD_FAILED, f"workloadrun {name}: {exc}")
-        out.step = Step([Create(built, owner_uid=meta(run).get("uid", ""))]
+        warned = [Event(run, "Warning", GPU_ARCHITECTURE_DEFAULTS, resolved.defaults_warning)
+                  ] if resolved.defaults_warning else []
+        out.step = Step(warned + [Create(built, owner_uid=meta(run).get("uid", ""))]
                         + _status_write(world, _created(name), built, resolved.gpus_per_node))
+        out.notes += [f"{GPU_ARCHITECTURE_DEFAULTS}: {resolved.defaults_warning}"] if resolved.defaults_warning else []
         out.notes.append(f"created Workflow {name} ({resolved.framework}, {resolved.nodes_per_job} nodes per job)")
         return out
     if workflow is None:

@@ -292,6 +292,8 @@ def category_report(category: dict) -> dict:
     }
     if failed_cond.get("reason"):
         report["failureCondition"] = failed_cond["reason"]
+    if category.get("warnings"):  # ours: the Warning events the build emitted (GPUArchitectureDefaults)
+        report["warnings"] = list(category["warnings"])
     if orchestration.get("diagnose"):
         report["diagnose"] = orchestration["diagnose"]
         report["diagnoseRounds"] = diagnose_report.diagnose_rounds(orchestration)
@@ -513,6 +515,7 @@ def markdown(report: dict) -> str:
         if cat["transport"]:
             lines.append(f"| Transport | {md_cell(', '.join(cat['transport']))} |")
         lines += [*_training_lines(cat["domains"]), ""]
+        lines += [line for warning in cat.get("warnings") or [] for line in (f"Warning: {md_cell(warning)}", "")]
         if cat["bandwidth"]:
             lines += ["| Size | AlgBW | BusBW | Samples |", "|---|---|---|---|"]
             lines += [f"| {size_text(b['size'])} | {b['algBW']:.2f} GB/s | {b['busBW']:.2f} GB/s | {b['samples']} |"

@@ -31,3 +31,16 @@ def test_summary(case: dict) -> None:
         assert len(got["topology"]["racks"]) == topology["rack_count"]
         if "first_rack_nodes" in topology:
             assert got["topology"]["racks"][0]["node_count"] == topology["first_rack_nodes"]
+
+
+def test_an_unlisted_architecture_warns_with_nvcres_defaults_message() -> None:
+    nodes = build_nodes("aws-h100", 2)
+    for node in nodes:
+        node["metadata"]["labels"]["nvidia.com/gpu.product"] = "NVIDIA-H20"
+    got = summarize(nodes)
+    assert got["gpu_architecture"] == "h20"
+    assert ('GPU architecture "h20" has no entry in the catalog\'s GPU defaults, which fall back to gpusPerNode=4 '
+            "mlnxPerNode=0 for it; this run is sized at gpusPerNode=4 mlnxPerNode=0. If the nodes differ, set "
+            "spec.gpusPerNode and spec.mlnxPerNode (or spec.categories[].options), and file an issue so the "
+            "architecture can be added to the catalog.") in got["warnings"]
+    assert not [w for w in summarize(build_nodes("aws-h100", 2))["warnings"] if "has no entry" in w]

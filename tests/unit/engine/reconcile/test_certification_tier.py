@@ -389,3 +389,32 @@ def test_lifecycle_events_follow_the_true_condition():
     assert [(e.type, e.reason) for e in store.events] == [
         ("Normal", "WorkflowCreated"), ("Normal", "WorkflowRunning"), ("Warning", "WorkflowFailed")]
     assert store.events[-1].message == "One or more certification categories failed"
+
+
+def h20_nodes(count: int) -> list[dict]:
+    """H100-shaped nodes whose product the catalog's gpu-defaults.yaml has no row for (h20)."""
+    nodes = mocknodes.mock_nodes("aws", "h100", count)
+    for node in nodes:
+        node["metadata"]["labels"]["nvidia.com/gpu.product"] = "NVIDIA-H20"
+    return nodes
+
+
+@pytest.mark.parametrize(("options", "sized"), [({}, "gpusPerNode=4 mlnxPerNode=0"),
+                                                ({"gpusPerNode": 8, "mlnxPerNode": 2}, "gpusPerNode=8 mlnxPerNode=2")])
+def test_an_unlisted_architecture_warns_on_the_certification_and_in_the_progress(options, sized):
+    store = Store(desired(RUN[:1], options=options))
+    world = store.world()
+    world.nodes = h20_nodes(2)
+    step = tier.reconcile(world)
+    warned = [a for a in step.step.actions if isinstance(a, Event) and a.reason == "GPUArchitectureDefaults"]
+    assert [(a.type, a.involved["metadata"]["uid"]) for a in warned] == [("Warning", "cert-uid")]
+    assert warned[0].message.startswith('GPU architecture "h20" has no entry in the catalog\'s GPU defaults, which '
+                                        f"fall back to gpusPerNode=4 mlnxPerNode=0 for it; this run is sized at {sized}.")
+    assert f"communication/nccl-all-reduce: GPUArchitectureDefaults: {warned[0].message}" in step.notes
+    assert any(isinstance(a, Create) for a in step.step.actions)  # a warning, not a refusal
+
+
+def test_a_listed_architecture_emits_no_defaults_warning():
+    step = tier.reconcile(Store(desired(RUN[:1])).world())
+    assert not [a for a in step.step.actions if isinstance(a, Event) and a.reason == "GPUArchitectureDefaults"]
+    assert not [n for n in step.notes if "GPUArchitectureDefaults" in n]

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Create, UpdateStatus
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Create, Event, UpdateStatus
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import workloadrun_tier as tier
@@ -143,3 +143,19 @@ def test_admit_refuses_a_run_we_did_not_create_or_a_changed_spec():
         tier.admit(desired(), other)
     with pytest.raises(InputError, match="spec is immutable after creation"):
         tier.admit(desired(numNodes=3), live())
+
+
+def test_an_unlisted_architecture_warns_on_the_workload_run_with_its_own_field_hint():
+    nodes = mocknodes.mock_nodes("onprem", "b300", 4)
+    for node in nodes:
+        node["metadata"]["labels"]["nvidia.com/gpu.product"] = "NVIDIA-H20"
+    step = tier.reconcile(tier.WorkloadRunWorld(live(gpusPerNode=8), None, nodes, NOW))
+    warned = [e for e in writes(step, Event) if e.type == "Warning"]
+    assert [(e.reason, e.involved["metadata"]["uid"]) for e in warned] == [("GPUArchitectureDefaults", "uid-1")]
+    assert warned[0].message == (
+        'GPU architecture "h20" has no entry in the catalog\'s GPU defaults, which fall back to gpusPerNode=4 '
+        "mlnxPerNode=0 for it; this run is sized at gpusPerNode=8 mlnxPerNode=0. If the nodes differ, set "
+        "spec.gpusPerNode and spec.mlnxPerNode, and file an issue so the architecture can be added to the catalog.")
+    assert step.notes[0] == f"GPUArchitectureDefaults: {warned[0].message}"
+    assert writes(step, Create)
+    assert not [e for e in writes(tier.reconcile(world(live())), Event) if e.type == "Warning"]  # b300 has its row
