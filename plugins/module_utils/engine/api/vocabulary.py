@@ -87,6 +87,7 @@ HARDWARE_FAILURE_DETECTED = "HardwareFailureDetected"
 WORKLOAD_STALLED = "WorkloadStalled"
 WORKLOAD_RESTARTING = "WorkloadRestarting"
 REGRESSION_DETECTED = "RegressionDetected"     # ours: a figure regressed against its baseline (enforced)
+GPU_ARCHITECTURE_DEFAULTS = "GPUArchitectureDefaults"  # Warning: an unlisted architecture sized on the 4/0 fallback
 
 # ---------------------------------------------------------------- measurement reasons (measurements.md §2-§3)
 JOB_RUNNING = "JobRunning"

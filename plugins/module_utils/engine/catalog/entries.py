@@ -183,8 +183,6 @@ def gpu_defaults(arch: str, platform: str = "") -> tuple[int, int]:
     return int(row["gpusPerNode"]), int(row["mlnxPerNode"])
 
 
-# NVCRE's Warning event when an architecture has no row in gpu-defaults.yaml (pkg/controller/gpu_arch_fallback.go).
-GPU_ARCHITECTURE_DEFAULTS = "GPUArchitectureDefaults"
 # Where each kind's users set the counts, named in that message.
 FIELD_HINT_CERTIFICATION = "spec.gpusPerNode and spec.mlnxPerNode (or spec.categories[].options)"
 FIELD_HINT_WORKLOAD_RUN = "spec.gpusPerNode and spec.mlnxPerNode"

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any, Optional
 
 from ..api.objects import quantity
+from ..api.vocabulary import GPU_ARCHITECTURE_DEFAULTS
 from ..catalog import entries
 from ..catalog.template import parsed_yaml
 
@@ -145,7 +146,7 @@ def architecture_defaults_event(gpu_architecture: str, platform: str, options: O
     if options.get("mlnxPerNode") is not None:
         mlnx = int(options["mlnxPerNode"])
     message = entries.gpu_arch_fallback_message(gpu_architecture, gpus, mlnx, field_hint)
-    return _event("Warning", entries.GPU_ARCHITECTURE_DEFAULTS, message) if message else None
+    return _event("Warning", GPU_ARCHITECTURE_DEFAULTS, message) if message else None
 
 
 # ---------------------------------------------------------------- all of it, for one category

@@ -26,6 +26,7 @@ from ..api.vocabulary import (
     EXCLUSIVE,
     FAILED,
     FINALIZER_CERTIFICATION,
+    GPU_ARCHITECTURE_DEFAULTS,
     IN_PROGRESS,
     LABEL_MANAGED_BY,
     MANAGER,
@@ -36,7 +37,6 @@ from ..api.vocabulary import (
     WORKFLOW_FAILED,
     WORKFLOW_NAME_COLLISION,
 )
-from ..catalog import entries
 from ..models import dump, parse_certification
 from ..plan import category_build, category_detect, detect, render
 from ..spec import thresholds
@@ -202,7 +202,7 @@ def reconcile(world: CertificationWorld) -> CertificationStep:
                                     + [Event(cert, e["type"], e["reason"], e["message"]) for e in events]
                                     + [Create(built, owner_uid=meta(cert).get("uid", ""))])
                     out.notes += [f"{key}: {e['reason']}: {e['message']}" for e in events
-                                  if e["reason"] == entries.GPU_ARCHITECTURE_DEFAULTS]
+                                  if e["reason"] == GPU_ARCHITECTURE_DEFAULTS]
                     out.notes.append(f"{key}: created Workflow {name} ({index + 1} of {len(cats)})")
                     return out
             seen[index] = failed_build(message)

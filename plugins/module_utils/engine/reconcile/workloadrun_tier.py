@@ -19,6 +19,7 @@ from ..api.vocabulary import (
     API_VERSION,
     BUILD_FAILED,
     FAILED,
+    GPU_ARCHITECTURE_DEFAULTS,
     IN_PROGRESS,
     LABEL_MANAGED_BY,
     MANAGER,
@@ -32,7 +33,6 @@ from ..api.vocabulary import (
     WORKLOAD_RUN,
     WORKLOAD_RUN_NAME_COLLISION,
 )
-from ..catalog.entries import GPU_ARCHITECTURE_DEFAULTS
 from ..models import dump, parse_workload_run
 from ..plan import detect
 from ..plan.workloadrun_build import Resolved, build_workflow, validate_placement
