@@ -151,8 +151,8 @@ class Table:
         refused_sizes = [self.proposed[i].row.size for i in why] + [_leading_size(line) for line in self.fragments]
         largest = max((row.size for row in self.rows), default=None)
         if largest is not None and max(refused_sizes, default=-1) > largest:
-            self.withheld = (f"rows of sizes above its largest row kept ({largest} B) were refused, so its peak is "
-                             "not known")
+            self.withheld = (f"a table refused rows of sizes above the largest it kept ({largest} B), so its peak "
+                             "is not known")
 
     def _shape_problem(self, proposed: Proposed) -> str:
         text, tokens = proposed.text, proposed.tokens
