@@ -54,8 +54,9 @@ def _value(family: str, ranks: int) -> float:
 
 def candidates(collective: str | None, ranks: int | None) -> list[tuple[float, str]]:
     """(factor, whose) of every factor a row of this table may show; [] when it is not known (no rank count, and
-    a collective whose factor depends on it or none named)."""
-    if ranks is None:
+    a collective whose factor depends on it or none named). `# Using devices` without a rank line counted (their
+    lines lost or prefixed apart) is no rank count."""
+    if not ranks:
         if collective is None or _FAMILY[collective] != "1":
             return []
         return [(1.0, f"{collective} on any number of ranks")]
