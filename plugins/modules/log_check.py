@@ -148,6 +148,13 @@ refused:
   type: list
   elements: dict
   sample: [{line: 8589934592  2147483648  float  sum  127453  67.40  123.56  2e-07, why: busBW '2' is not a whole column}]
+withheld:
+  description:
+    - Why no figure is taken although rows were kept (a table refused rows of larger sizes than those it kept, so
+      its peak is not known; RV(rows) is then empty and the measurement ends C(RowsRefused)), else empty.
+  returned: kind is bandwidth
+  type: str
+  sample: ''
 warnings:
   description: What the measured test's tables say against their rows.
   returned: kind is bandwidth

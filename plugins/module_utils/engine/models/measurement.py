@@ -118,6 +118,8 @@ class BandwidthStatus(K8sModel):
     """Ours: result rows of the measured test that their table does not confirm, so not counted."""
     first_refused_row: str | None = None
     """Ours: the first of them and why."""
+    refused_row_lines: list[str] | None = None
+    """Ours: each of them (the first 20) as the log printed it, and why."""
     table_warnings: list[str] | None = None
     """Ours: what the measured test's tables say against their rows (a `# Avg bus bandwidth` that disagrees)."""
     start_time: Timestamp | None = None

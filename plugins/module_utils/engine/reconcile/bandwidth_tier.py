@@ -49,6 +49,7 @@ from .measurement import (
 FINAL_READ_GRACE = timedelta(minutes=2)
 NO_ROWS = "no bandwidth data was parsed"
 PROVISIONAL = "results are provisional and are not used for threshold evaluation"
+REFUSED_SHOWN = 20                # refused rows written out in status.refusedRowLines (refusedRows counts all)
 
 Obj = dict[str, Any]
 
@@ -200,6 +201,11 @@ def _final(world: BandwidthWorld, succeeded: bool) -> BandwidthStep:
         status["results"] = aggregate([], parsed.rows)
         if parsed.rows:
             return _complete(m, status, JOB_SUCCEEDED, "Job succeeded", anchor, now)
+        if parsed.withheld:
+            line, why = parsed.refused[0]
+            return _complete(m, status, ROWS_REFUSED, f"Job succeeded but no figure can be taken from its log: "
+                             f"{parsed.withheld}; the first refused row, {line.strip()!r}: {why}; check "
+                             "spec.logProfileRef", anchor, now)
         if parsed.refused:
             line, why = parsed.refused[0]
             return _complete(m, status, ROWS_REFUSED, f"Job succeeded but none of the {len(parsed.refused)} result "
@@ -234,8 +240,8 @@ def _test_type(m: Obj) -> str:
 
 def _record_reading(status: Obj, parsed: NcclParse) -> None:
     """What the final read saw beyond NVCRE's fields (ours): the transports, whether MNNVL was on and the hosts
-    whose GPU fabric was not ready, the test measured, the other tests of the log, the rows refused with the
-    first of them, and the tables' warnings."""
+    whose GPU fabric was not ready, the test measured, the other tests of the log, the rows refused (how many, the
+    first, and each of the first REFUSED_SHOWN with why), and the tables' warnings."""
     transports = merge_transports(status.get("transport") or [], parsed.transports)
     if transports:
         status["transport"] = transports
@@ -247,8 +253,8 @@ def _record_reading(status: Obj, parsed: NcclParse) -> None:
         if value:
             status[key] = value
     if parsed.refused:
-        line, why = parsed.refused[0]
-        status["firstRefusedRow"] = f"{line.strip()} ({why})"
+        told = [f"{line.strip()} ({why})" for line, why in parsed.refused]
+        status["firstRefusedRow"], status["refusedRowLines"] = told[0], told[:REFUSED_SHOWN]
 
 
 def _gone(world: BandwidthWorld) -> BandwidthStep:

@@ -74,8 +74,9 @@ REMEDIES: dict[str, tuple[str, str]] = {
                                   f"{_RECERTIFY}."),
     v.LOGS_UNAVAILABLE: (MEDIUM, "Check that the workload pods' logs can be read (log rotation, RBAC for pods/log), "
                                  f"{_RECERTIFY}."),
-    v.ROWS_REFUSED: (MEDIUM, "Check the workload's log: it has result rows but none could be trusted (mixed or "
-                             "partial runs)."),
+    v.ROWS_REFUSED: (MEDIUM, "Check the workload's log: it has result rows but none could be trusted, or those of "
+                             "its largest sizes were refused (mixed, edited or partial runs; status.refusedRowLines "
+                             "says why)."),
     "NodeDiscoveryError": (MEDIUM, "Check the node selector and that the GPU nodes carry nvidia.com/gpu.present=true "
                                    "(GPU feature discovery running)."),
     "HeterogeneousPlatform": (MEDIUM, "Select nodes of one platform (by label) for the certification."),

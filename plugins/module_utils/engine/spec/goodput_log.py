@@ -6,7 +6,9 @@ end, and the restore. The measurement pass merges windows into status (goodput.p
 
 Beyond NVCRE, for the progress bars of NeMo and Lightning: the `\\r`-separated updates of one kubelet line are
 read one by one, a redraw of the step just read is not a new step, a log record printed right after a step
-line's draw still counts, and a counter printed as a float ("49.00", "2e+3") is that whole number.
+line's draw still counts, a counter printed as a float ("49.00", "2e+3") is that whole number, and a bar that
+prints only tqdm's rate gives the step time: `41.36s/it` as `elapsedTime`, `2.05it/s` as the capture `stepRate`
+(ours; its inverse), each used only when the line has no `stepTiming`.
 """
 from __future__ import annotations
 
@@ -110,6 +112,11 @@ def _int(match: re.Match[str], name: str) -> int:
     return value
 
 
+def _per_iteration(rate: float) -> float:
+    """Seconds per step of a progress bar's rate (tqdm's `2.05it/s`, ours: the `stepRate` capture); 0 without one."""
+    return 1.0 / rate if rate > 0 else 0.0
+
+
 def updates(text: str) -> Iterator[tuple[datetime | None, str]]:
     """Each line's kubelet time and the text after it, split at carriage returns: a progress bar redraws
     itself with `\\r`, so one kubelet line holds every update drawn until its newline."""
@@ -182,7 +189,7 @@ class _Reader:
         warmup_line = self.parser.patterns.get("warmupStep")
         warmup = bool(warmup_line and warmup_line.regex.search(line)) or in_warmup(
             global_step, self.out.warmup_base, self.parser.warmup_steps)
-        elapsed = pattern.seconds(match, "elapsedTime")
+        elapsed = pattern.seconds(match, "elapsedTime") or _per_iteration(_float(match, "stepRate"))
         step = Step(global_step=global_step, step_timing=pattern.seconds(match, "stepTiming") or elapsed,
                     elapsed=elapsed, epoch=_int(match, "epoch"), loss=_float(match, "loss"),
                     tflops=_float(match, "tflops"), warmup=warmup, ts=when)

@@ -52,6 +52,7 @@ def _bandwidth(text: str, profile: Obj, test_type: str) -> tuple[Obj, dict[str, 
         "tables": [{"test": t.collective or "", "ranks": t.ranks, "rows": len(t.rows), "refused": len(t.refused),
                     "avg_bus_bandwidth": t.avg_bus} for t in parsed.tables],
         "refused": [{"line": line.strip(), "why": why} for line, why in parsed.refused],
+        "withheld": parsed.withheld,
         "warnings": parsed.warnings,
     }
     values = {"busBandwidthGBps": top[0], "algBandwidthGBps": top[1]} if top else {}

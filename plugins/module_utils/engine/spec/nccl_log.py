@@ -4,8 +4,10 @@ The profile's `bandwidthResult` regex proposes result rows (size, algbw, busbw);
 regex picks the `NCCL INFO Using network <name>` lines. Beyond NVCRE, each line loses its launcher prefix
 (launcher_prefix.py), each stream's lines are read as nccl-tests tables (the test that printed them, its ranks,
 its header, its `# Avg bus bandwidth`), and a proposed row counts only when its table confirms it
-(nccl_tables.py); the rows of the test the measurement asked for (`spec.testType`) are the result. Rows of all
-windows are folded into `status.results` as running averages per message size, formatted as NVCRE writes them.
+(nccl_tables.py); the rows of the test the measurement asked for (`spec.testType`) are the result, every row of
+it as NVCRE reads them (`--op all` and `-d all` print each size once per reduction and type: all are measured),
+unless a table refused rows of larger sizes than it kept. Rows of all windows are folded into `status.results`
+as running averages per message size, formatted as NVCRE writes them.
 """
 from __future__ import annotations
 
@@ -40,6 +42,9 @@ class NcclParse:
     """What the measured test's tables say against their rows (a `# Avg bus bandwidth` that disagrees)."""
     mnnvl: Mnnvl = field(default_factory=Mnnvl)
     """What the NCCL INFO lines said of multi-node NVLink."""
+    withheld: str = ""
+    """Why the measured test's rows give no figure although some were kept (a table refused rows of larger sizes
+    than those it kept; `rows` is then empty), or ""."""
 
 
 def strip_prefix(line: str) -> str:
@@ -160,17 +165,11 @@ def _select(tables: list[Table], test_type: str, transports: list[str], mnnvl: M
     if wanted and not named and len(chosen) > 1:   # unnamed tests: told apart by their bus factors
         chosen = [t for t in chosen if fits(t, wanted)]
     measured = chosen[0].collective or "" if chosen else ""
-    return NcclParse(_one_variant(chosen), transports, tables, measured, [n for n in named if n != measured],
-                     [r for t in chosen for r in t.refused], [t.avg_problem for t in chosen if t.avg_problem], mnnvl)
-
-
-def _one_variant(tables: list[Table]) -> list[NcclRow]:
-    """The rows of one data type and reduction: `float/sum` (nccl-tests' default) when printed, else the first
-    seen; a figure per size must not average `max` with `prod` (`--op all`) or `int8` with `double` (`-d all`)."""
-    rows = [(row, variant) for t in tables for row, variant in zip(t.rows, t.variants)]
-    variants = [variant for _row, variant in rows]
-    keep = "float/sum" if "float/sum" in variants else next(iter(variants), "")
-    return [row for row, variant in rows if variant == keep]
+    withheld = next((t.withheld for t in chosen if t.withheld), "")
+    rows = [] if withheld else [row for t in chosen for row in t.rows]
+    return NcclParse(rows, transports, tables, measured, [n for n in named if n != measured],
+                     [r for t in chosen for r in t.refused], [t.avg_problem for t in chosen if t.avg_problem], mnnvl,
+                     withheld)
 
 
 def aggregate(results: list[dict[str, Any]], rows: list[NcclRow]) -> list[dict[str, Any]]:

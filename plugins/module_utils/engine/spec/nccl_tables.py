@@ -1,18 +1,21 @@
 """nccl-tests result tables, checked so that no figure is taken that the table does not print (ours, beyond NVCRE).
 
-A profile's `bandwidthResult` regex proposes rows; a proposed row counts only when:
+A profile's `bandwidthResult` regex proposes rows; a proposed row counts unless it is provably wrong:
 - its captures are whole whitespace-separated tokens (a regex that stops inside `2e-07` reads `2`);
-- under a header (`#  size  count  type ...`), it has exactly the header's columns, each token fits its column,
-  and `size`, `algBW`, `busBW` are the header's size and out-of-place algbw and busbw columns (an older table
-  without `root` shifts NVCRE's regex one column to the right when the time is an integer);
-- its busbw is its algbw times the collective's bus factor for the rank count, within the 2-decimal rounding
-  (nccl-tests computes busbw from algbw: all_reduce 2(n-1)/n; all_gather, reduce_scatter, alltoall, gather,
-  scatter (n-1)/n; broadcast, reduce, sendrecv, hypercube 1; all_gather and reduce_scatter built before mid-2020
-  printed busbw = algbw). Without a known collective or rank count, the factor of the row with the largest
-  algbw must hold for every row of the table.
-Every refused row is kept with its reason, so a log whose rows cannot be trusted yields no figure at all. The
-table's `# Avg bus bandwidth` (the mean of every busbw it printed) is checked against the rows read; a table
-that disagrees keeps its rows and says so (`avg_problem`): rows are missing or the log was edited.
+- under a header (`#  size  count  type ...`), its columns can be placed without doubt: it has the header's
+  columns (a blank redop and `-S`'s date and time allowed), or the out-of-place ones a header names followed by
+  the in-place half (a header that lists only the out-of-place columns); each token fits its column, and `size`,
+  `algBW`, `busBW` are the size and out-of-place algbw and busbw columns (an older table without `root` shifts
+  NVCRE's regex one column to the right when the time is an integer);
+- where the bus factor is known (the rank count from `# Using devices`, or a collective whose factor is 1 for any
+  count), its busbw is its algbw times a factor some nccl-tests version used for the collective, within the
+  printed rounding (busbw = algbw x all_reduce 2(n-1)/n; all_gather, reduce_scatter, alltoall, gather, scatter
+  (n-1)/n; broadcast, reduce, sendrecv, hypercube 1; all_gather and reduce_scatter built before mid-2020 printed
+  busbw = algbw). The table is read with the one factor most of its rows agree on; the others are refused.
+Every refused row is kept with its reason. When a table refused rows of larger sizes than every row it kept, its
+kept rows give no figure either (`withheld`): the peak of a table lies in its large sizes. The table's
+`# Avg bus bandwidth` (the mean of every busbw it printed) is checked against the rows read; a table that
+disagrees keeps its rows and says so (`avg_problem`): rows are missing or the log was edited.
 """
 from __future__ import annotations
 
@@ -25,6 +28,8 @@ from .log_lines import go_float, go_int
 _FAMILY = {"all_reduce": "2(n-1)/n", "all_gather": "(n-1)/n", "reduce_scatter": "(n-1)/n", "alltoall": "(n-1)/n",
            "gather": "(n-1)/n", "scatter": "(n-1)/n", "hypercube": "1", "broadcast": "1", "reduce": "1",
            "sendrecv": "1"}
+# Factors older nccl-tests builds printed: all_gather and reduce_scatter before ec1b5e2 (2020-06-19) had busbw = algbw.
+_OLDER = {"all_gather": "1", "reduce_scatter": "1"}
 COLLECTIVES = tuple(sorted(_FAMILY))
 # A name of a test binary (`all_reduce_perf`, `alltoall_perf_mpi`) in a line that is not a row.
 _BINARY = re.compile(r"\b(" + "|".join(COLLECTIVES) + r")_perf(?:_mpi)?\b")
@@ -32,15 +37,37 @@ _NUMBER = r"\d+(?:\.\d+)?"
 _COLUMN = {"size": r"\d+", "count": r"\d+", "root": r"-?\d+", "type": r"[A-Za-z]\w*", "redop": r"[A-Za-z]\w*",
            "time": _NUMBER, "algbw": _NUMBER, "busbw": _NUMBER, "#wrong": r"\d+|N/A",
            "error": r"\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|N/A"}
-ROUNDING = 0.005            # nccl-tests prints algbw, busbw and the avg line with 2 or more decimals
+ROUNDING = 0.005            # nccl-tests prints algbw, busbw and the avg line with 2 or more decimals (G1-G3)
 _MIN_ANCHOR_ALGBW = 0.5     # below this a row's busbw/algbw ratio says too little to infer a factor from
 
 
 def factor(collective: str, ranks: int) -> float:
-    family = _FAMILY[collective]
+    """The bus factor of today's nccl-tests."""
+    return _value(_FAMILY[collective], ranks)
+
+
+def _value(family: str, ranks: int) -> float:
     if family == "1" or ranks < 1:
         return 1.0
     return (2.0 if family == "2(n-1)/n" else 1.0) * (ranks - 1) / ranks
+
+
+def candidates(collective: str | None, ranks: int | None) -> list[tuple[float, str]]:
+    """(factor, whose) of every factor a row of this table may show; [] when it is not known (no rank count, and
+    a collective whose factor depends on it or none named). `# Using devices` without a rank line counted (their
+    lines lost or prefixed apart) is no rank count."""
+    if not ranks:
+        if collective is None or _FAMILY[collective] != "1":
+            return []
+        return [(1.0, f"{collective} on any number of ranks")]
+    out: dict[float, str] = {}
+    for name in [collective] if collective else COLLECTIVES:
+        families = [(_FAMILY[name], "")] + ([(_OLDER[name], ", as nccl-tests before mid-2020 printed it")]
+                                            if name in _OLDER else [])
+        for family, when in families:
+            whose = f"{name} on {ranks} ranks{when}" if collective else f"a test on {ranks} ranks"
+            out.setdefault(round(_value(family, ranks), 9), whose)
+    return list(out.items())
 
 
 def _ranks_for(collective: str, ratio: float) -> int:
@@ -96,9 +123,6 @@ class Table:
     avg_bus: float | None = None
     proposed: list[Proposed] = field(default_factory=list)
     rows: list[Row] = field(default_factory=list)
-    variants: list[str] = field(default_factory=list)
-    """Per row, its `type/redop` (`float/sum`; nccl-tests' `-d all` and `--op all` print every size once per
-    variant)."""
     refused: list[tuple[str, str]] = field(default_factory=list)
     """(line, why) of every proposed row not counted."""
     fragments: list[str] = field(default_factory=list)
@@ -106,6 +130,8 @@ class Table:
     another process's line): refused, never stitched together."""
     avg_problem: str = ""
     """Why the table's `# Avg bus bandwidth` disagrees with the rows read (rows missing or a log edited), or ""."""
+    withheld: str = ""
+    """Why its kept rows give no figure (rows of larger sizes were refused), or ""."""
 
     def finish(self) -> None:
         """Sort the proposed rows into rows and refused ones (in log order)."""
@@ -123,13 +149,11 @@ class Table:
         self.refused = [(self.proposed[i].text, why[i]) for i in sorted(why)]
         self.refused += [(line, "the row is cut short") for line in self.fragments]
         self.rows = [self.proposed[i].row for i in kept]
-        self.variants = [self._variant(self.proposed[i]) for i in kept]
-
-    @staticmethod
-    def _variant(proposed: Proposed) -> str:
-        """The row's words: its data type and reduction (`float/sum`), the only columns that are words."""
-        words = (proposed.text[start:end] for start, end in proposed.tokens)
-        return "/".join(w for w in words if re.fullmatch(r"[A-Za-z]\w*", w, re.ASCII))
+        refused_sizes = [self.proposed[i].row.size for i in why] + [_leading_size(line) for line in self.fragments]
+        largest = max((row.size for row in self.rows), default=None)
+        if largest is not None and max(refused_sizes, default=-1) > largest:
+            self.withheld = (f"a table refused rows of sizes above the largest it kept ({largest} B), so its peak "
+                             "is not known")
 
     def _shape_problem(self, proposed: Proposed) -> str:
         text, tokens = proposed.text, proposed.tokens
@@ -152,30 +176,17 @@ class Table:
         return ""
 
     def _bus_factor_problems(self, kept: list[int]) -> dict[int, str]:
-        """Why each of the `kept` rows' busbw disagrees with its algbw times the table's bus factor."""
-        anchor = max(kept, key=lambda i: self.proposed[i].row.alg_bw, default=None)
-        known = self.collective is not None and self.ranks is not None
-        if anchor is None:
+        """Why each of the `kept` rows' busbw disagrees with its algbw times the factor most rows agree on (the row
+        with the largest algbw breaks a tie); nothing where the factor is not known."""
+        options = candidates(self.collective, self.ranks)
+        if not options or not kept:
             return {}
-        top = self.proposed[anchor].row
-        if not known and top.alg_bw < _MIN_ANCHOR_ALGBW:
-            return {}
-        if known:
-            want, told = factor(self.collective or "", self.ranks or 0), f"{self.collective} on {self.ranks} ranks"
-        elif self.collective is not None:
-            ranks = _ranks_for(self.collective, top.bus_bw / top.alg_bw)
-            want, told = factor(self.collective, ranks), f"{self.collective} on {ranks} ranks, as its largest row says"
-        else:
-            want, told = top.bus_bw / top.alg_bw, "its table's largest row"
-        out = {}
-        for index in kept:
-            row = self.proposed[index].row
-            slack = ROUNDING * want + ROUNDING + 1e-9
-            if self.collective is None:   # the factor itself is only known to the anchor's rounding
-                slack += row.alg_bw * (ROUNDING * want + ROUNDING) / top.alg_bw
-            if abs(row.bus_bw - row.alg_bw * want) > slack:
-                out[index] = f"busbw {row.bus_bw:.2f} is not algbw {row.alg_bw:.2f} x {want:.4g} ({told})"
-        return out
+        anchor = self.proposed[max(kept, key=lambda i: self.proposed[i].row.alg_bw)]
+        fitting = [[i for i in kept if _fits(self.proposed[i], want)] for want, _whose in options]
+        best = max(range(len(options)), key=lambda k: (len(fitting[k]), _fits(anchor, options[k][0]), -k))
+        want, whose = options[best]
+        return {i: f"busbw {self.proposed[i].row.bus_bw:.2f} is not algbw {self.proposed[i].row.alg_bw:.2f} x "
+                   f"{want:.4g} ({whose})" for i in kept if i not in fitting[best]}
 
     def fragment(self, line: str) -> bool:
         """A line under this table's header that is part of a row but no whole row: it begins like one (size,
@@ -193,13 +204,19 @@ class Table:
 
     def row_columns(self, tokens: int) -> list[str] | None:
         """The header's columns as a row of `tokens` words fills them: `-S`'s timestamp column holds a date and a
-        time, and a redop the test has none of is printed blank (hypercube, an older alltoall); None when the row
-        fits no such reading."""
+        time, a redop the test has none of is printed blank (hypercube, an older alltoall), and a header that names
+        only the out-of-place columns is followed by the in-place half; None when the row fits no such reading."""
         columns = [c for name in self.columns or [] for c in (("date", "clock") if name == "timestamp" else (name,))]
-        if tokens == len(columns):
-            return columns
-        if tokens == len(columns) - 1 and "redop" in columns:
-            return [c for c in columns if c != "redop"]
+        readings = [columns]
+        if columns.count("busbw") == 1 and columns[-1] in ("busbw", "#wrong", "error"):
+            check = "error" if "error" in columns else "#wrong"
+            whole = columns + ([check] if columns[-1] == "busbw" else [])
+            readings.append(whole + ["time", "algbw", "busbw", check])
+        for reading in readings:
+            if tokens == len(reading):
+                return reading
+            if tokens == len(reading) - 1 and "redop" in reading:
+                return [c for c in reading if c != "redop"]
         return None
 
     def _avg_problem(self, kept: list[int]) -> str:
@@ -213,6 +230,24 @@ class Table:
         if abs(mean - self.avg_bus) <= ROUNDING + 1e-6 * self.avg_bus + 1e-9:
             return ""
         return f"its table's # Avg bus bandwidth {self.avg_bus:g} is not the mean of its rows ({mean:.5g})"
+
+
+def _decimals_slack(text: str) -> float:
+    """Half a unit of the last digit printed (`463.04` 0.005, `1846.1` 0.05, `17772` 0.5)."""
+    return 0.5 * 10.0 ** -len(text.partition(".")[2])
+
+
+def _fits(proposed: Proposed, want: float) -> bool:
+    """busbw = algbw x want, within the rounding of the two cells as printed."""
+    alg, bus = (proposed.text[slice(*proposed.captures[name])] for name in ("algBW", "busBW"))
+    slack = _decimals_slack(bus) + _decimals_slack(alg) * want + 1e-9
+    return abs(proposed.row.bus_bw - proposed.row.alg_bw * want) <= slack
+
+
+def _leading_size(line: str) -> int:
+    """The size a row cut short begins with (its first word when the line begins like a row), else -1."""
+    match = re.match(r"\s*(\d+)\s+\d+\s+[A-Za-z]", line, re.ASCII)
+    return int(match.group(1)) if match else -1
 
 
 def _first(columns: list[str], name: str) -> int | None:

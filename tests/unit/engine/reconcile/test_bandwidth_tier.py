@@ -144,7 +144,34 @@ def test_rows_the_table_refutes_end_the_measurement_without_a_figure():
         "RowsRefused", f"Job succeeded but none of the 1 result rows of its log could be trusted; the first, {row!r}: "
         "busBW '2' is not a whole column; check spec.logProfileRef")
     assert status["results"] == []
-    assert (status["refusedRows"], status["firstRefusedRow"]) == (1, f"{row} (busBW '2' is not a whole column)")
+    assert (status["refusedRows"], status["firstRefusedRow"], status["refusedRowLines"]) == (
+        1, f"{row} (busBW '2' is not a whole column)", [f"{row} (busBW '2' is not a whole column)"])
+
+
+def test_rows_refused_above_those_kept_end_without_a_figure_and_each_is_listed():
+    """A row of a larger size refused: the smaller rows kept give no figure, the message names the first refused
+    row, and status lists each refused row with why."""
+    log = """# Collective test starting: all_reduce_perf
+# Using devices
+#  Rank  0 Group  0 Pid    100 on     node-a device  0 [0x0f] NVIDIA H100 80GB HBM3
+#  Rank  1 Group  0 Pid    101 on     node-a device  1 [0x15] NVIDIA H100 80GB HBM3
+#  Rank  2 Group  0 Pid    102 on     node-a device  2 [0x51] NVIDIA H100 80GB HBM3
+#  Rank  3 Group  0 Pid    103 on     node-a device  3 [0x54] NVIDIA H100 80GB HBM3
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+     1048576        262144     float     sum      -1    40.00   26.21   39.32      0    40.10   26.15   39.22      0
+    16777216       4194304     float     sum      -1    335.5   50.00   50.00      0    335.0   50.08   75.12      0
+   134217728      33554432     float     sum      -1   1342.2  100.00  100.00      0   1342.0  100.01  150.02      0
+"""
+    status = final_status(log)
+    rows = [line.strip() for line in log.splitlines()[-2:]]
+    whys = [f"busbw {bus} is not algbw {bus} x 1.5 (all_reduce on 4 ranks)" for bus in ("50.00", "100.00")]
+    assert (cond(status, "Complete")["reason"], cond(status, "Complete")["message"]) == (
+        "RowsRefused", "Job succeeded but no figure can be taken from its log: a table refused rows of sizes above "
+        f"the largest it kept (1048576 B), so its peak is not known; the first refused row, {rows[0]!r}: {whys[0]}; "
+        "check spec.logProfileRef")
+    assert status["results"] == []
+    assert (status["refusedRows"], status["firstRefusedRow"], status["refusedRowLines"]) == (
+        2, f"{rows[0]} ({whys[0]})", [f"{row} ({why})" for row, why in zip(rows, whys)])
 
 
 def test_the_builtin_profile_reads_the_older_table():

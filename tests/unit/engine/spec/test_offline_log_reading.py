@@ -75,3 +75,37 @@ def test_a_gb200_log_says_mnnvl_was_off_and_whose_fabric_was_not_ready():
     on = check_log((logs / "t21-v2.19.1-gb200-mnnvl-nvls.log").read_text(), builtin_profile("nccl-bandwidth"),
                    "all_reduce")
     assert (on["mnnvl"], on["fabric_not_ready"]) == (True, [])
+
+
+def test_an_old_all_gather_table_is_read_with_the_factor_its_build_used():
+    """c. 2019 all_gather_perf printed busbw = algbw: checked against today's 11/12 alone, every row from 8160 B
+    up was refused and the peak read 0.06 GB/s."""
+    text = (REAL / "nccl" / "016-dgx2-old-allgather-busbw-equals-algbw.log").read_text()
+    out = check_log(text, builtin_profile("nccl-bandwidth"), "all_gather", {"busBandwidthGBps": "value >= 70.0"})
+    assert (len(out["rows"]), out["peak"], out["refused"], out["withheld"]) == (
+        31, {"busBW": 73.75, "algBW": 73.75}, [], "")
+    assert out["tables"] == [{"test": "all_gather", "ranks": 12, "rows": 31, "refused": 0,
+                              "avg_bus_bandwidth": 30.2993}]
+    assert out["verdict"]["passed"] is True
+
+
+def test_rows_refused_above_the_rows_kept_leave_no_figure_and_are_listed():
+    """The same table with its three largest rows edited to today's factor (11/12): most rows still agree on 1,
+    the edited ones are refused, and as they are the largest the rows kept give no figure."""
+    lines = (REAL / "nccl" / "016-dgx2-old-allgather-busbw-equals-algbw.log").read_text().splitlines()
+    edited = {"72.41": "66.38", "73.04": "66.95", "73.75": "67.60"}
+    for index, line in enumerate(lines):
+        words = line.split()
+        if len(words) == 11 and words[4] in edited:
+            lines[index] = line.replace(f"{words[4]}   {words[5]}", f"{words[4]}   {edited[words[4]]}", 1)
+    out = check_log("\n".join(lines) + "\n", builtin_profile("nccl-bandwidth"), "all_gather",
+                    {"busBandwidthGBps": "value >= 70.0"})
+    assert (out["rows"], out["peak"], out["results"]) == ([], None, [])
+    assert [r["line"].split()[0] for r in out["refused"]] == ["2147483616", "4294967280", "8589934560"]
+    assert out["refused"][0]["why"] == ("busbw 66.38 is not algbw 72.41 x 1 (all_gather on 12 ranks, as nccl-tests "
+                                        "before mid-2020 printed it)")
+    assert out["withheld"] == ("a table refused rows of sizes above the largest it kept (1073741808 B), so its peak "
+                               "is not known")
+    assert out["tables"][0]["rows"] == 28 and out["tables"][0]["refused"] == 3
+    assert out["verdict"] == {"passed": False, "reason": "MeasurementUnavailable",
+                              "message": "busBandwidthGBps have no figure in this log"}

@@ -189,3 +189,30 @@ def test_nemo_line(name, pattern, line, captures):
 def test_nemo2_values_in_e_notation_and_a_nan_loss(line, step):
     window = parse(profile("nemo-4-training"), line + "\n")
     assert [(s.global_step, s.step_timing, s.tflops, s.loss) for s in window.steps] == [step]
+
+
+@pytest.mark.parametrize(("line", "step"), [
+    # NVIDIA/NeMo-Framework-Launcher issue 55: Lightning's own bar, tqdm's rate and no train_step_timing
+    ("Epoch 0:   1%|          | 795/77225 [9:07:58<878:01:48, 41.36s/it, loss=3.1, v_num=, reduced_train_loss=3.090, "
+     "global_step=794.0, consumed_samples=1.63e+6]", (794, 41.36, 3.09)),
+    # faster than a step a second: tqdm prints the rate the other way round
+    ("Epoch 2:  12%|█▏        | 120/1000 [00:58<07:08,  2.50it/s, loss=4.31, v_num=0, reduced_train_loss=4.290, "
+     "global_step=2.12e+3, consumed_samples=5.43e+5]", (2120, 0.4, 4.29)),
+    # NeMo's own bar: train_step_timing, no rate
+    ("Epoch 0: :  10%|█         | 10/100 [00:20<03:00, reduced_train_loss=2.600, global_step=9.000, "
+     "consumed_samples=2560.0, train_step_timing in s=1.950]", (9, 1.95, 2.6)),
+    # both: train_step_timing is the step's own time, the rate a moving average
+    ("Epoch 1:  40%|████      | 4/10 [00:07<00:10,  1.73s/it, loss=2.1, v_num=1, reduced_train_loss=2.100, "
+     "global_step=13.00, consumed_samples=3584.0, train_step_timing in s=1.700]", (13, 1.7, 2.1)),
+])
+def test_nemo1_bar_step_time_from_tqdms_rate(line, step):
+    window = parse(profile("nemo-1-training"), "2023-05-25T10:00:05.000000000-07:00 " + line + "\n")
+    assert [(s.global_step, round(s.step_timing, 6), s.loss) for s in window.steps] == [step]
+
+
+@pytest.mark.parametrize("line", [
+    "Epoch 0:   0%|          | 0/77225 [00:00<?, ?it/s]",               # the bar's first draw: no step yet
+    "Epoch 0:   0%|          | 1/77225 [00:45<978:10:15, 45.61s/it]",    # moved on before its postfix: no step
+])
+def test_nemo1_bar_draws_without_a_global_step_are_no_step(line):
+    assert parse(profile("nemo-1-training"), line + "\n").steps == []
