@@ -117,7 +117,7 @@ NOT_FAILURES = frozenset({
     v.NOT_APPLICABLE, v.WORKLOAD_RESTARTING, v.JOB_RUNNING, v.JOB_SUCCEEDED, v.FINAL_READ_PENDING,
     v.WORKLOAD_RESTARTED, v.THRESHOLDS_MET, "AllWorkflowsSucceeded", "WorkflowCreated", v.WORKFLOW_SUCCEEDED,
     "WorkflowRunning", "WaitingForNodes", "OverrideApplied", "OverrideNoOp", "NoOverridesMatched",
-    "PodNotFound", "NoTerminatedContainer",
+    "PodNotFound", "NoTerminatedContainer", v.GPU_ARCHITECTURE_DEFAULTS,
 })
 
 UNKNOWN = (MEDIUM, "See the reason's message; this version of the collection has no advice for it.")
