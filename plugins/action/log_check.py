@@ -1,4 +1,4 @@
-"""log_check: read a saved log with a LogProfile on the controller, as a measurement would (spec/log_check.py)."""
+"""log_check: read a saved log with a LogProfile on the controller, as a measurement would (logs/log_check.py)."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,8 +8,8 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.l
     builtin_profile,
     builtin_profiles,
 )
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec.log_check import check_log
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec.log_lines import LogProfileError
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs.log_check import check_log
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs.log_lines import LogProfileError
 from ansible_collections.cre.certification.plugins.modules.log_check import SPEC
 from ansible_collections.cre.certification.plugins.plugin_utils.documents import load_documents
 from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction

@@ -8,8 +8,8 @@ from collections.abc import Callable
 import pytest
 from kubernetes import client
 
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs.goodput import goodput
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec.goodput import goodput
 from tests.ansible_run import ansible_module
 from tools.sim import cluster
 

@@ -18,9 +18,9 @@ from typing import Any
 from ..engine.api.actions import Step
 from ..engine.api.objects import is_true, parse_time, timestamp
 from ..engine.api.vocabulary import API_VERSION, BANDWIDTH_MEASUREMENT, COMPLETE, GOODPUT_MEASUREMENT, LABEL_WORKFLOW
+from ..engine.logs.log_lines import split_timestamp
 from ..engine.reconcile import bandwidth_tier, goodput_tier
 from ..engine.reconcile.measurement import LogRead, Read
-from ..engine.spec.log_lines import split_timestamp
 from ..kube.errors import Unreachable
 from ..kube.rest import ApiException, Kube
 from .execute import status_message

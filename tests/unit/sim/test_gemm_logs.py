@@ -9,8 +9,8 @@ from statistics import mean
 import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries, user
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs.goodput_log import GoodputParser
 from ansible_collections.cre.certification.plugins.module_utils.engine.spec import thresholds
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec.goodput_log import GoodputParser
 from tools.sim import gemm_logs, workload_logs
 from tools.sim.training_logs import FAULT_ANNOTATION
 

@@ -5,7 +5,7 @@ device plugin, an RDMA NIC not handed to the pod, a TCPXO plugin that failed to 
 with a table: a lower figure, which a threshold may or may not catch, and never says why. The platform tells
 which transport a group must use; the log's `NCCL INFO Using network <name>` lines tell which it used.
 On GB200/GB300 a group inside one NVLink clique must also run over multi-node NVLink: NCCL turns MNNVL off
-without a warning when a rank's GPU fabric is not ready (spec/nccl_mnnvl.py), and the network carries the group.
+without a warning when a rank's GPU fabric is not ready (logs/nccl_mnnvl.py), and the network carries the group.
 """
 from __future__ import annotations
 

@@ -30,8 +30,8 @@ from ..api.vocabulary import (
     ROWS_REFUSED,
     SUCCEEDED,
 )
-from ..spec.log_lines import LogProfileError
-from ..spec.nccl_log import NcclParse, NcclParser, aggregate, merge_transports
+from ..logs.log_lines import LogProfileError
+from ..logs.nccl_log import NcclParse, NcclParser, aggregate, merge_transports
 from . import job_measurements, measurement_pods
 from .measurement import (
     MAX_LOOKBACK,

@@ -32,7 +32,7 @@ from ..api.vocabulary import (
     SUCCEEDED,
     WORKLOAD_RESTARTED,
 )
-from ..spec.goodput import (
+from ..logs.goodput import (
     accumulate_non_warmup,
     avg_step_time,
     avg_tflops,
@@ -41,8 +41,8 @@ from ..spec.goodput import (
     last_step_time,
     reflag_warmup,
 )
-from ..spec.goodput_log import GoodputParser, GoodputWindow, PendingSave
-from ..spec.log_lines import LogProfileError
+from ..logs.goodput_log import GoodputParser, GoodputWindow, PendingSave
+from ..logs.log_lines import LogProfileError
 from . import measurement_pods
 from .measurement import (
     MAX_LOOKBACK,

@@ -28,11 +28,11 @@ from ..api.vocabulary import FAILED as PHASE_FAILED
 from ..api.vocabulary import PENDING as PHASE_PENDING
 from ..api.vocabulary import RUNNING as PHASE_RUNNING
 from ..api.vocabulary import SUCCEEDED as PHASE_SUCCEEDED
+from ..logs.log_lines import go_float
+from ..logs.nccl_log import merge_transports, peak
 from ..reconcile import job_measurements
 from ..reconcile.certification_tier import workflow_phase
 from ..spec import thresholds
-from ..spec.log_lines import go_float
-from ..spec.nccl_log import merge_transports, peak
 from . import comparison_text, diagnose_report, remedies
 from .text import NODE_FAILED, NODE_PASSED, NODE_PENDING, NODE_SKIPPED, md_cell, natural, seconds, size_text
 

@@ -1,1 +1,1 @@
-"""What a Workflow spec means: overrides, strategic merge, JSON patch, CEL, the gang contract."""
+"""What a Workflow spec means: overrides, strategic merge, JSON patch, CEL, the gang contract, the thresholds' CEL."""

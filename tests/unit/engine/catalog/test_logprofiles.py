@@ -8,8 +8,8 @@ import pytest
 
 from ansible_collections.cre.certification.plugins.module_utils.engine import models
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import logprofiles
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec.goodput_log import GoodputParser
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec.nccl_log import NcclParser, aggregate, peak
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs.goodput_log import GoodputParser
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs.nccl_log import NcclParser, aggregate, peak
 
 LOGS = Path(__file__).parents[1] / "data" / "logs"
 NAMES = ["megatron-bridge", "megatron-training", "nccl-bandwidth", "nccl-loopback", "nemo-1-training", "nemo-4-training"]

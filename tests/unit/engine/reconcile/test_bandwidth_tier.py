@@ -113,7 +113,7 @@ def test_a_succeeded_job_without_rows_is_no_data():
 
 
 # An older nccl-tests table (no root column, integer times) read with NVCRE's regex, which takes the first digit of
-# the `error` column for busbw (spec/nccl_tables.py); and two tests in one log.
+# the `error` column for busbw (logs/nccl_tables.py); and two tests in one log.
 OLD_TABLE = """#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error
   8589934592    2147483648   float     sum   127453   67.40  123.56  2e-07   127443   67.40  123.57  2e-07
 """

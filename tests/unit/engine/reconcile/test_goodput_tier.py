@@ -13,9 +13,9 @@ import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Event, UpdateStatus
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import builtin_profile
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs.log_lines import split_timestamp
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import goodput_tier as tier
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile.measurement import LogRead, Read
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec.log_lines import split_timestamp
 
 DATA = yaml.safe_load((Path(__file__).parents[1] / "data" / "goodput_tier" / "scenarios.yaml").read_text())
 SCENARIOS = DATA["scenarios"]

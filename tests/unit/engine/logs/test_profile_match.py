@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import builtin_profiles
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec.log_lines import LogProfileError
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec.profile_match import step_matches
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs.log_lines import LogProfileError
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs.profile_match import step_matches
 from tests.log_files import text
 
 DATA = Path(__file__).parents[1] / "data"

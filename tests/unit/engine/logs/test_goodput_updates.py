@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec.goodput_log import (
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs.goodput_log import (
     GoodputParser,
     GoodputWindow,
     updates,

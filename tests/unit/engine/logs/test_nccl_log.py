@@ -7,8 +7,8 @@ import pytest
 import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import builtin_profile
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec import nccl_log
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec.log_lines import LogProfileError
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs import nccl_log
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs.log_lines import LogProfileError
 
 DATA = Path(__file__).parents[1] / "data" / "nccl"
 PROFILES = yaml.safe_load((DATA / "profiles.yaml").read_text())

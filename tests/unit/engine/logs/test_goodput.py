@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec import goodput
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec.goodput_log import Step
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs import goodput
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs.goodput_log import Step
 
 CASES = yaml.safe_load((Path(__file__).parents[1] / "data" / "goodput" / "arithmetic.yaml").read_text())
 T0 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import builtin_profile
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec import nccl_log
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec.launcher_prefix import split_prefix
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs import nccl_log
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs.launcher_prefix import split_prefix
 
 CASES = yaml.safe_load((Path(__file__).parents[1] / "data" / "nccl" / "tables.yaml").read_text())
 # NVCRE's own bandwidthResult (spec/measurements.md §1.6), which misreads an older table.

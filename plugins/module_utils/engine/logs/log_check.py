@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..spec.thresholds import evaluate_all, validate
 from .goodput_log import GoodputParser
 from .log_lines import LogProfileError
 from .nccl_log import NcclParser, aggregate, peak
 from .profile_match import step_matches
-from .thresholds import evaluate_all, validate
 
 Obj = dict[str, Any]
 # Thresholds whose figure needs a whole run's accounting (interruptions, restarts), not one log.

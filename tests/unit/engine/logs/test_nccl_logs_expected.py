@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import builtin_profile
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec import nccl_log
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs import nccl_log
 
 DATA = Path(__file__).parents[1] / "data"
 LOGS = sorted([*(DATA / "real_logs" / "nccl").glob("*.log"), *(DATA / "nccl_logs").glob("*.log")])

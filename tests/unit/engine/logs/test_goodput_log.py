@@ -11,12 +11,12 @@ import pytest
 import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import builtin_profile
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec.goodput_log import (
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs.goodput_log import (
     GoodputParser,
     PendingSave,
     in_warmup,
 )
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec.log_lines import LogProfileError
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs.log_lines import LogProfileError
 
 DATA = Path(__file__).parents[1] / "data"
 WINDOWS = yaml.safe_load((DATA / "goodput" / "windows.yaml").read_text())

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import builtin_profile
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec.goodput_log import (
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs.goodput_log import (
     GoodputParser,
     GoodputWindow,
     Step,

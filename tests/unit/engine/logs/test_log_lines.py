@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec import log_lines
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs import log_lines
 
 DATA = Path(__file__).parents[1] / "data" / "log_lines"
 TIMESTAMPS = yaml.safe_load((DATA / "timestamps.yaml").read_text())

@@ -1,4 +1,4 @@
-"""A saved log read offline with a LogProfile (spec/log_check.py, the log_check module's engine)."""
+"""A saved log read offline with a LogProfile (logs/log_check.py, the log_check module's engine)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,8 +10,8 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.l
     builtin_profile,
     builtin_profiles,
 )
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec.log_check import check_log
-from ansible_collections.cre.certification.plugins.module_utils.engine.spec.log_lines import LogProfileError
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs.log_check import check_log
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs.log_lines import LogProfileError
 
 REAL = Path(__file__).parents[1] / "data" / "real_logs"
 TRAINING = [p for p in builtin_profiles() if "trainingStep" in p["spec"]["patterns"]]
