@@ -25,6 +25,7 @@ from ..engine.catalog import entries
 from ..engine.plan import category_build, category_detect, workloadrun_build
 from ..engine.reconcile import node_results
 from ..engine.report import certreport, html, snapshot
+from ..engine.status.node_results import read_failed, read_succeeded
 from ..kube.rest import ApiException, Kube
 from . import annotate, execute, history
 from .measurements import list_measurements
@@ -43,8 +44,7 @@ def category_data(kube: Kube, namespace: str, category: Obj, workflow: Obj | Non
     if workflow is None:
         return data
     status = workflow.get("status") or {}
-    for key, ref, read in (("succeeded", "succeededNodesRef", node_results.read_succeeded),
-                           ("failed", "failedNodesRef", node_results.read_failed)):
+    for key, ref, read in (("succeeded", "succeededNodesRef", read_succeeded), ("failed", "failedNodesRef", read_failed)):
         name = (status.get(ref) or {}).get("name")
         if name:
             data[key] = read(kube.get(Ref("v1", "ConfigMap", namespace, name)))

@@ -28,11 +28,11 @@ from ..api.vocabulary import FAILED as PHASE_FAILED
 from ..api.vocabulary import PENDING as PHASE_PENDING
 from ..api.vocabulary import RUNNING as PHASE_RUNNING
 from ..api.vocabulary import SUCCEEDED as PHASE_SUCCEEDED
-from ..reconcile import job_measurements
-from ..reconcile.certification_tier import workflow_phase
 from ..spec import thresholds
 from ..spec.log_lines import go_float
 from ..spec.nccl_log import merge_transports, peak
+from ..status import job_measurements
+from ..status.workflow import all_groups, job_name, workflow_phase
 from . import comparison_text, diagnose_report, remedies
 from .text import NODE_FAILED, NODE_PASSED, NODE_PENDING, NODE_SKIPPED, md_cell, natural, seconds, size_text
 
@@ -78,18 +78,6 @@ def _mnnvl(workflow: dict | None) -> str:
     return "Disabled" if values[0] == "0" else "Enabled"
 
 
-def _all_groups(orchestration: dict) -> list[tuple[int, dict]]:
-    """(iteration, group) for every iteration in history plus the current (last) one."""
-    out = [(entry.get("iteration", 0), group) for entry in orchestration.get("iterationHistory") or []
-           for group in entry.get("groups") or []]
-    current = orchestration.get("currentIteration") or 1
-    return out + [(current, group) for group in orchestration.get("groups") or []]
-
-
-def _job_name(group: dict) -> str:
-    return group.get("jobName") or (group.get("jobRef") or {}).get("name") or ""
-
-
 def _iterations(groups: list[tuple[int, dict]]) -> list[dict]:
     """Per iteration: Failed if a group failed and Succeeded if all did, once every group is done (else Running,
     or Pending before any started); the duration from the first group's start to the last one's completion."""
@@ -128,13 +116,13 @@ def _counted(category: dict) -> dict[tuple[str, str], dict]:
     jobs = category.get("jobs") or {}
     out: dict[tuple[str, str], dict] = {}
     for m in sorted(category.get("measurements") or [], key=lambda m: meta(m).get("name", "")):
-        job_name = ((m.get("spec") or {}).get("jobRef") or {}).get("name", "")
-        job = jobs.get(job_name)
+        measured_job = ((m.get("spec") or {}).get("jobRef") or {}).get("name", "")
+        job = jobs.get(measured_job)
         if not job_measurements.final(m) or (job is not None and not job_measurements.measures(m, job)):
             continue
         if m.get("kind") == BANDWIDTH_MEASUREMENT and peak(_results(m)) is None:
             continue
-        out.setdefault((m.get("kind", ""), job_name), m)
+        out.setdefault((m.get("kind", ""), measured_job), m)
     return out
 
 
@@ -179,20 +167,20 @@ def _measured(category: dict, groups: list[tuple[int, dict]]) -> dict:
     workflow = category.get("workflow")
     counted = _counted(category)
     every = list({meta(m).get("name"): m for _at, g in groups
-                  if (m := counted.get((BANDWIDTH_MEASUREMENT, _job_name(g))))}.values())
+                  if (m := counted.get((BANDWIDTH_MEASUREMENT, job_name(g))))}.values())
     performance = (((workflow or {}).get("spec") or {}).get("validation") or {}).get("performance") or {}
     minimum = ((performance.get("thresholds") or {}).get("thresholds") or {}).get(BUS_BW, "")
     group_bandwidth, domains = [], []
     for group in _orchestration(workflow).get("groups") or []:
         nodes = list(group.get("nodes") or [])
-        if bm := counted.get((BANDWIDTH_MEASUREMENT, _job_name(group))):
+        if bm := counted.get((BANDWIDTH_MEASUREMENT, job_name(group))):
             bus_bw = (peak(_results(bm)) or (0.0, 0.0))[0]
             group_bandwidth.append({
                 "groupName": group["name"], "nodes": nodes, "busBW": bus_bw,
                 "transport": ", ".join((bm.get("status") or {}).get("transport") or []),
                 "belowMin": _below_min(minimum, bus_bw), "failed": group.get("phase") == PHASE_FAILED,
                 "curve": _curve(bm)})
-        if gm := counted.get((GOODPUT_MEASUREMENT, _job_name(group))):
+        if gm := counted.get((GOODPUT_MEASUREMENT, job_name(group))):
             status = gm.get("status") or {}
             domains.append({"name": group["name"], "nodeCount": len(nodes), "goodput": _number(status.get("result")),
                             "tflops": _number(status.get("avgTFLOPSPerGPU")),
@@ -219,7 +207,7 @@ def _failed_groups(orchestration: dict, jobs: dict[str, dict], records: dict[str
     for group in orchestration.get("groups") or []:
         if group.get("phase") != PHASE_FAILED:
             continue
-        job = jobs.get(_job_name(group)) or {}
+        job = jobs.get(job_name(group)) or {}
         cond = _true_condition(job, HARDWARE_FAILED) or _true_condition(job, PHASE_FAILED) or {}
         nodes = list(group.get("nodes") or [])
         reason = cond.get("reason") or next((records[n].get("reason", "") for n in nodes if n in records), "")
@@ -243,7 +231,7 @@ def _node_verdicts(category: dict, records: dict[str, dict]) -> dict[str, dict]:
     orchestration = _orchestration(category.get("workflow"))
     latest: dict[str, dict] = {}     # node -> its group in the latest iteration
     failed_in: dict[str, dict] = {}  # node -> the first failed group it was in
-    for _iteration, group in _all_groups(orchestration):
+    for _iteration, group in all_groups(orchestration):
         for node in group.get("nodes") or []:
             latest[node] = group
             if group.get("phase") == PHASE_FAILED:
@@ -270,7 +258,7 @@ def category_report(category: dict) -> dict:
     orchestration = _orchestration(workflow)
     failed_cond = _true_condition(workflow, PHASE_FAILED) or {}
     annotations = meta(workflow).get("annotations") or {}
-    groups = _all_groups(orchestration)
+    groups = all_groups(orchestration)
     records = _first_records(category.get("failed") or [])
     report: dict[str, Any] = {
         "domain": category["domain"],
@@ -282,7 +270,7 @@ def category_report(category: dict) -> dict:
         "testScale": annotations.get(ANNOTATION_TEST_SCALE, ""),
         **catalog_source(annotations),
         "nodesPerJob": orchestration.get("nodesPerJob", 0),
-        "jobs": sum(1 for _iteration, g in groups if _job_name(g) or g.get("phase") not in (None, PHASE_PENDING)),
+        "jobs": sum(1 for _iteration, g in groups if job_name(g) or g.get("phase") not in (None, PHASE_PENDING)),
         "mnnvl": _mnnvl(workflow),
         "image": _image(workflow),
         "failedGroups": _failed_groups(orchestration, category.get("jobs") or {}, records),
