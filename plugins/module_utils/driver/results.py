@@ -24,7 +24,7 @@ from ..engine.api.vocabulary import (
 from ..engine.catalog import entries
 from ..engine.plan import category_build, category_detect, workloadrun_build
 from ..engine.reconcile import node_results
-from ..engine.report import certreport, html, snapshot
+from ..engine.report import certreport, html, junit, markdown, snapshot
 from ..engine.status.node_results import read_failed, read_succeeded
 from ..kube.rest import ApiException, Kube
 from . import annotate, execute, history
@@ -84,8 +84,8 @@ def report_json(built: Obj) -> str:
 
 
 def render_files(built: Obj) -> dict[str, str]:
-    return {"report.json": report_json(built), "junit.xml": certreport.junit_xml(built),
-            "report.md": certreport.markdown(built), "report.html": html.report_html(built)}
+    return {"report.json": report_json(built), "junit.xml": junit.junit_xml(built),
+            "report.md": markdown.markdown(built), "report.html": html.report_html(built)}
 
 
 def store_snapshot(kube: Kube, cert: Obj, text: str, check_mode: bool) -> tuple[bool, str]:
