@@ -13,9 +13,11 @@ from typing import Any
 
 from ..engine.api.actions import Ref
 from ..engine.api.errors import WorkflowFailure
+from ..engine.api.objects import true_condition
 from ..engine.api.vocabulary import API_VERSION, LABEL_CERTIFICATION, WORKFLOW
 from ..engine.plan import category_detect, detect
 from ..engine.reconcile import certification_tier as tier
+from ..engine.status.workflow import workflow_phase
 from ..kube.rest import ApiException, Kube
 from . import diff, execute
 from .options import RunOptions
@@ -139,8 +141,8 @@ class CertificationRun:
             summaries.append({
                 "domain": category["domain"], "variant": category["variant"],
                 "workflow": real["metadata"]["name"] if real else "",
-                "status": tier.workflow_phase(wf),
-                "condition": tier.true_condition(wf),
+                "status": workflow_phase(wf),
+                "condition": true_condition(wf),
                 "succeeded_nodes": data["succeeded"], "failed_nodes": data["failed"],
                 "excluded_nodes": (((real or {}).get("status") or {}).get("orchestration") or {}).get("excludedNodes")
                 or [],

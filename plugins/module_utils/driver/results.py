@@ -24,7 +24,8 @@ from ..engine.api.vocabulary import (
 from ..engine.catalog import entries
 from ..engine.plan import category_build, category_detect, workloadrun_build
 from ..engine.reconcile import node_results
-from ..engine.report import certreport, html, snapshot
+from ..engine.report import certreport, html, junit, markdown, snapshot
+from ..engine.status.node_results import read_failed, read_succeeded
 from ..kube.rest import ApiException, Kube
 from . import annotate, execute, history
 from .measurements import list_measurements
@@ -43,8 +44,7 @@ def category_data(kube: Kube, namespace: str, category: Obj, workflow: Obj | Non
     if workflow is None:
         return data
     status = workflow.get("status") or {}
-    for key, ref, read in (("succeeded", "succeededNodesRef", node_results.read_succeeded),
-                           ("failed", "failedNodesRef", node_results.read_failed)):
+    for key, ref, read in (("succeeded", "succeededNodesRef", read_succeeded), ("failed", "failedNodesRef", read_failed)):
         name = (status.get(ref) or {}).get("name")
         if name:
             data[key] = read(kube.get(Ref("v1", "ConfigMap", namespace, name)))
@@ -84,8 +84,8 @@ def report_json(built: Obj) -> str:
 
 
 def render_files(built: Obj) -> dict[str, str]:
-    return {"report.json": report_json(built), "junit.xml": certreport.junit_xml(built),
-            "report.md": certreport.markdown(built), "report.html": html.report_html(built)}
+    return {"report.json": report_json(built), "junit.xml": junit.junit_xml(built),
+            "report.md": markdown.markdown(built), "report.html": html.report_html(built)}
 
 
 def store_snapshot(kube: Kube, cert: Obj, text: str, check_mode: bool) -> tuple[bool, str]:

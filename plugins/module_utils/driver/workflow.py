@@ -28,8 +28,9 @@ from ..engine.api.vocabulary import (
     WORKFLOW,
 )
 from ..engine.plan import detect, render
-from ..engine.reconcile import attribution, job_tier, job_validation, node_results, status, workflow_tier
+from ..engine.reconcile import attribution, job_tier, job_validation, status, workflow_tier
 from ..engine.reconcile.world import JobWorld, WorkflowWorld
+from ..engine.status import node_results
 from ..kube.rest import ApiException, Kube
 from . import diff, execute, measurements, volumes
 from .errors import DriverError

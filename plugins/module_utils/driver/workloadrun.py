@@ -13,6 +13,7 @@ from typing import Any
 
 from ..engine.api.actions import Ref
 from ..engine.api.errors import InputError, WorkflowFailure
+from ..engine.api.objects import true_condition
 from ..engine.api.vocabulary import API_VERSION, WORKFLOW
 from ..engine.plan import render
 from ..engine.reconcile import workloadrun_tier as tier
@@ -108,7 +109,7 @@ class WorkloadRunDriver:
         name = run["metadata"]["name"]
         workflow = self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, name)) if run.get("status") else None
         data = category_data(self.kube, self.namespace, {"domain": WORKLOAD_RUN_DOMAIN, "variant": name}, workflow)
-        condition = tier.true_condition(run)
+        condition = true_condition(run)
         phase = condition["type"] if condition["type"] in ("Succeeded", "Failed") else "InProgress"
         status = run.get("status") or {}
         return {"changed": self.changed, "name": name, "namespace": self.namespace, "phase": phase,

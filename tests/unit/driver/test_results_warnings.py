@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.cre.certification.plugins.module_utils.driver import results
-from ansible_collections.cre.certification.plugins.module_utils.engine.report import certreport
+from ansible_collections.cre.certification.plugins.module_utils.engine.report import certreport, markdown
 
 MESSAGE = ('GPU architecture "h20" has no entry in the catalog\'s GPU defaults, which fall back to gpusPerNode=4 '
            "mlnxPerNode=0 for it; this run is sized at gpusPerNode={gpus} mlnxPerNode=0. If the nodes differ, set "
@@ -43,7 +43,7 @@ def test_a_certification_report_carries_the_warning_of_an_unlisted_architecture(
     assert data[0]["warnings"] == [expected]
     report = certreport.build_report("c", data)
     assert report["categories"][0]["warnings"] == [expected]
-    assert f"Warning: {expected}\n" in certreport.markdown(report)
+    assert f"Warning: {expected}\n" in markdown.markdown(report)
 
 
 def test_a_listed_architecture_leaves_the_report_without_warnings() -> None:
@@ -51,7 +51,7 @@ def test_a_listed_architecture_leaves_the_report_without_warnings() -> None:
     data = results.certification_data(FakeKube(cert, workflow("c-communication-nccl-all-reduce", "h100")), cert)
     assert data[0]["warnings"] == []
     report = certreport.build_report("c", data)
-    assert "warnings" not in report["categories"][0] and "Warning:" not in certreport.markdown(report)
+    assert "warnings" not in report["categories"][0] and "Warning:" not in markdown.markdown(report)
 
 
 def test_a_workload_run_report_names_the_workload_run_fields() -> None:

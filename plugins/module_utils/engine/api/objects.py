@@ -72,6 +72,12 @@ def true_type(obj: Obj | None) -> str:
     return next((k for k in EXCLUSIVE if is_true(obj, k)), "")
 
 
+def true_condition(obj: Obj | None) -> Obj:
+    """`{type, reason, message}` of the object's True exclusive condition (empty strings when none)."""
+    found = condition(obj, true_type(obj)) or {}
+    return {k: found.get(k, "") for k in ("type", "reason", "message")}
+
+
 def terminal(obj: Obj | None) -> str:
     """"Succeeded" or "Failed" when that condition is True, else ""."""
     kind = true_type(obj)

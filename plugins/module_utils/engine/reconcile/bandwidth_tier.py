@@ -32,7 +32,8 @@ from ..api.vocabulary import (
 )
 from ..logs.log_lines import LogProfileError
 from ..logs.nccl_log import NcclParse, NcclParser, aggregate, merge_transports
-from . import job_measurements, measurement_pods
+from ..status import job_measurements
+from . import measurement_pods
 from .measurement import (
     MAX_LOOKBACK,
     REQUEUE,

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..api.actions import Create, Event, Step, UpdateStatus
 from ..api.errors import InputError, WorkflowFailure
-from ..api.objects import condition, controlled_by, is_true, meta, parse_time, timestamp, true_type
+from ..api.objects import condition, controlled_by, is_true, meta, parse_time, timestamp, true_condition, true_type
 from ..api.vocabulary import (
     API_VERSION,
     BUILD_FAILED,
@@ -31,6 +31,7 @@ from ..api.vocabulary import (
     LABEL_MANAGED_BY,
     MANAGER,
     NOT_APPLICABLE,
+    PENDING,
     SUCCEEDED,
     THRESHOLD_VIOLATION,
     VALIDATION_FAILED,
@@ -40,12 +41,12 @@ from ..api.vocabulary import (
 from ..models import dump, parse_certification
 from ..plan import category_build, category_detect, detect, render
 from ..spec import thresholds
+from ..status.workflow import workflow_phase
 from . import ownership
 
 # The spec names ThresholdViolation as a Certification reason but gives no message; this one says what happened.
 VALIDATION_MESSAGE = "One or more certification categories failed performance threshold validation"
 EARLIER_BUILD_FAILURE = "build failed in an earlier run"
-PENDING = "Pending"
 WAITING_FOR_NODES = "WaitingForNodes"
 WAIT_FOR_NODES = timedelta(minutes=5)
 NO_NODES_NOTE = "Nodes that are cordoned or unschedulable do not count."
@@ -342,17 +343,6 @@ def _failed_build(recorded: list[Obj], index: int) -> bool:
 
 # ---------------------------------------------------------------- status
 
-def workflow_phase(workflow: Obj | None) -> str:
-    """Pending (not created yet), InProgress, Succeeded or Failed, from the Workflow's conditions."""
-    if workflow is None:
-        return PENDING
-    if is_true(workflow, FAILED):
-        return FAILED
-    if is_true(workflow, SUCCEEDED):
-        return SUCCEEDED
-    return IN_PROGRESS
-
-
 def category_status(category: Obj, workflow: Obj | None) -> Obj:
     status = {"domain": category["domain"], "variant": category["variant"], "status": workflow_phase(workflow)}
     if workflow is not None:
@@ -445,9 +435,3 @@ def _status_write(cert: Obj, workflows: list[Obj | None], now: datetime | None, 
         actions.append(Event(cert, "Warning" if chosen["type"] == FAILED else "Normal", chosen["reason"],
                              chosen["message"]))
     return actions
-
-
-def true_condition(workflow: Obj | None) -> Obj:
-    """`{type, reason, message}` of the Workflow's True exclusive condition (empty strings when none)."""
-    found = condition(workflow, true_type(workflow)) or {}
-    return {k: found.get(k, "") for k in ("type", "reason", "message")}

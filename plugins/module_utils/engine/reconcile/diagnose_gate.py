@@ -21,7 +21,7 @@ from ..api.vocabulary import (
     THRESHOLD_VIOLATION,
 )
 from ..spec import thresholds
-from . import job_measurements
+from ..status import job_measurements
 
 KEY = "busBandwidthGBps"
 

@@ -2,23 +2,21 @@
 
 The Job tier creates them once the workload exists. Their controller owner is the Job's Workflow, so they
 outlive the Job (a retried group's new Job gets its own: the Job UID annotation tells them apart). An
-existing object of the name is left alone, as NVCRE does.
+existing object of the name is left alone, as NVCRE does. `status/job_measurements.py` reads them.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from ..api import naming
-from ..api.objects import condition, controller_reference, is_true, meta
+from ..api.objects import controller_reference, meta
 from ..api.vocabulary import (
     ANNOTATION_JOB_UID,
     API_VERSION,
     BANDWIDTH_MEASUREMENT,
-    COMPLETE,
     GOODPUT_MEASUREMENT,
     GROUP,
     JOB,
-    JOB_SUCCEEDED,
     LABEL_JOB,
     LABEL_MANAGED_BY,
     LABEL_WORKFLOW,
@@ -56,22 +54,3 @@ def wanted(job: Obj) -> list[Obj]:
                      "jobRef": {"apiGroup": GROUP, "kind": JOB, "name": job_meta.get("name", "")}},
         })
     return out
-
-
-def of_job(measurements: list[Obj], job: Obj, kind: str) -> list[Obj]:
-    """The measurements of `kind` whose jobRef names this Job, by name (NVCRE's index by jobRef name)."""
-    name = meta(job).get("name")
-    return sorted((m for m in measurements if m.get("kind") == kind
-                   and ((m.get("spec") or {}).get("jobRef") or {}).get("name") == name),
-                  key=lambda m: meta(m).get("name", ""))
-
-
-def measures(m: Obj, job: Obj) -> bool:
-    """The measurement is of this very Job: no Job UID recorded, or this Job's (a same-named later Job is another)."""
-    uid = (meta(m).get("annotations") or {}).get(ANNOTATION_JOB_UID)
-    return not uid or uid == meta(job).get("uid")
-
-
-def final(m: Obj) -> bool:
-    """Complete with JobSucceeded: the exact figures of the Job's whole log (what thresholds may read)."""
-    return is_true(m, COMPLETE) and (condition(m, COMPLETE) or {}).get("reason") == JOB_SUCCEEDED

@@ -15,7 +15,7 @@ from typing import Any
 from ..api.objects import parse_duration, parse_time, timestamp
 from ..api.vocabulary import GOODPUT_MEASUREMENT
 from ..models.job import DEFAULT_STARTUP_STALL_TIMEOUT_SECONDS
-from . import job_measurements
+from ..status import job_measurements
 from .measurement import sample_interval
 
 STARTUP_STALL = "Workload stalled: no training step observed within startup timeout"

@@ -28,7 +28,8 @@ from ..api.vocabulary import (
 )
 from ..plan import network
 from ..spec import thresholds
-from . import attribution, job_measurements
+from ..status import job_measurements
+from . import attribution
 
 DEFAULT_MEASUREMENT_TIMEOUT = timedelta(minutes=5)
 REQUEUE = 15.0  # WorkloadRequeueInterval

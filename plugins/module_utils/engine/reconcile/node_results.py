@@ -1,13 +1,12 @@
-"""Node-result ConfigMaps (workflow spec §10): `succeeded-nodes-<uid8>` and `failed-nodes-<uid8>`.
+"""The writes of the node-result ConfigMaps (workflow spec §10): `succeeded-nodes-<uid8>` and `failed-nodes-<uid8>`.
 
 Writes are unions with what already exists, so merging the same result twice changes nothing: a
-reconcile pass that is killed and re-run cannot lose or duplicate a node. The gzip streams carry no
-timestamp (mtime 0), so equal content gives equal bytes and an unchanged ConfigMap is not rewritten.
+reconcile pass that is killed and re-run cannot lose or duplicate a node. Their content is encoded by
+`status/node_results.py` with no timestamp, so equal content gives equal bytes and an unchanged ConfigMap
+is not rewritten.
 """
 from __future__ import annotations
 
-import base64
-import gzip
 import json
 from typing import Any
 
@@ -15,47 +14,16 @@ from ..api import naming
 from ..api.actions import Create, Replace
 from ..api.objects import controller_reference
 from ..api.vocabulary import API_VERSION, WORKFLOW
-
-SUCCEEDED_KEY = "succeeded-nodes.csv.gz"
-FAILED_KEY = "failed-nodes.json.gz"
+from ..status.node_results import (
+    FAILED_KEY,
+    SUCCEEDED_KEY,
+    encode_failed,
+    encode_succeeded,
+    read_failed,
+    read_succeeded,
+)
 
 Obj = dict[str, Any]
-
-
-def _gzip(data: bytes) -> str:
-    return base64.b64encode(gzip.compress(data, mtime=0)).decode("ascii")
-
-
-def _gunzip(cm: Obj | None, key: str) -> bytes:
-    encoded = ((cm or {}).get("binaryData") or {}).get(key)
-    return gzip.decompress(base64.b64decode(encoded)) if encoded else b""
-
-
-def encode_succeeded(names: list[str]) -> str:
-    """base64 of the gzip of the sorted, deduplicated, comma-separated names (as `binaryData` holds it)."""
-    return _gzip(",".join(sorted(set(names))).encode())
-
-
-def encode_failed(entries: list[Obj]) -> str:
-    """base64 of the gzip of `[{name, reason, message}]`, one entry per (name, reason), sorted by both."""
-    by_key = {(e.get("name", ""), e.get("reason", "")): e for e in entries}
-    rows = [{"name": k[0], "reason": k[1], "message": by_key[k].get("message", "")} for k in sorted(by_key)]
-    # Go's encoding/json: compact, HTML-escaped; ensure_ascii=False keeps UTF-8 as Go writes it.
-    text = json.dumps(rows, separators=(",", ":"), ensure_ascii=False)
-    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return _gzip(text.encode())
-
-
-def read_succeeded(cm: Obj | None) -> list[str]:
-    """The node names in a succeeded-nodes ConfigMap ([] when absent or empty)."""
-    text = _gunzip(cm, SUCCEEDED_KEY).decode()
-    return [n for n in text.split(",") if n]
-
-
-def read_failed(cm: Obj | None) -> list[Obj]:
-    """The `{name, reason, message}` entries of a failed-nodes ConfigMap ([] when absent or empty)."""
-    data = _gunzip(cm, FAILED_KEY)
-    return json.loads(data) if data else []
 
 
 def _configmap(workflow: Obj, name: str, key: str, value: str) -> Obj:

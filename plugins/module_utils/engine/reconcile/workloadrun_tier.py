@@ -14,7 +14,7 @@ from typing import Any
 
 from ..api.actions import Create, Event, Step, UpdateStatus
 from ..api.errors import InputError, WorkflowFailure
-from ..api.objects import condition, controlled_by, is_true, meta, timestamp
+from ..api.objects import condition, controlled_by, is_true, meta, timestamp, true_condition
 from ..api.vocabulary import (
     API_VERSION,
     BUILD_FAILED,
@@ -38,7 +38,7 @@ from ..plan import detect
 from ..plan.workloadrun_build import Resolved, build_workflow, validate_placement
 from ..spec import thresholds
 from . import ownership
-from .certification_tier import conditions, gpu_architecture, true_condition
+from .certification_tier import conditions, gpu_architecture
 
 WORKFLOW_CREATED = "WorkflowCreated"
 JOB_VALIDATION_FAILED = "JobValidationFailed"

@@ -1,5 +1,5 @@
-"""The certification report, as `nvcrectl` writes it (surroundings.md §3.5, user-docs §3.8): CertReport JSON,
-JUnit XML, Markdown.
+"""The certification report, as `nvcrectl` writes it (surroundings.md §3.5, user-docs §3.8): the CertReport JSON
+and its short summary. `junit.py`, `markdown.py` and `html.py` render it.
 
 Input per category: `{domain, variant, workflow, succeeded, failed, jobs, measurements}` — the Workflow as read
 (None when it was never created), the decoded node-result ConfigMaps (`succeeded`: node names, `failed`: `{name,
@@ -11,7 +11,6 @@ none. Everything is sorted or kept in category order, so the same input always g
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from typing import Any
 
 from ..api.objects import condition, go_duration, is_true, meta, parse_time
@@ -30,11 +29,11 @@ from ..api.vocabulary import RUNNING as PHASE_RUNNING
 from ..api.vocabulary import SUCCEEDED as PHASE_SUCCEEDED
 from ..logs.log_lines import go_float
 from ..logs.nccl_log import merge_transports, peak
-from ..reconcile import job_measurements
-from ..reconcile.certification_tier import workflow_phase
 from ..spec import thresholds
-from . import comparison_text, diagnose_report, remedies
-from .text import NODE_FAILED, NODE_PASSED, NODE_PENDING, NODE_SKIPPED, md_cell, natural, seconds, size_text
+from ..status import job_measurements
+from ..status.workflow import all_groups, job_name, workflow_phase
+from . import diagnose_report, remedies
+from .text import NODE_FAILED, NODE_PASSED, NODE_PENDING, NODE_SKIPPED
 
 TITLE = "Certification Report"
 PASSED, FAILED, RUNNING, INCOMPLETE = "PASSED", "FAILED", "RUNNING", "INCOMPLETE"
@@ -78,18 +77,6 @@ def _mnnvl(workflow: dict | None) -> str:
     return "Disabled" if values[0] == "0" else "Enabled"
 
 
-def _all_groups(orchestration: dict) -> list[tuple[int, dict]]:
-    """(iteration, group) for every iteration in history plus the current (last) one."""
-    out = [(entry.get("iteration", 0), group) for entry in orchestration.get("iterationHistory") or []
-           for group in entry.get("groups") or []]
-    current = orchestration.get("currentIteration") or 1
-    return out + [(current, group) for group in orchestration.get("groups") or []]
-
-
-def _job_name(group: dict) -> str:
-    return group.get("jobName") or (group.get("jobRef") or {}).get("name") or ""
-
-
 def _iterations(groups: list[tuple[int, dict]]) -> list[dict]:
     """Per iteration: Failed if a group failed and Succeeded if all did, once every group is done (else Running,
     or Pending before any started); the duration from the first group's start to the last one's completion."""
@@ -128,13 +115,13 @@ def _counted(category: dict) -> dict[tuple[str, str], dict]:
     jobs = category.get("jobs") or {}
     out: dict[tuple[str, str], dict] = {}
     for m in sorted(category.get("measurements") or [], key=lambda m: meta(m).get("name", "")):
-        job_name = ((m.get("spec") or {}).get("jobRef") or {}).get("name", "")
-        job = jobs.get(job_name)
+        measured_job = ((m.get("spec") or {}).get("jobRef") or {}).get("name", "")
+        job = jobs.get(measured_job)
         if not job_measurements.final(m) or (job is not None and not job_measurements.measures(m, job)):
             continue
         if m.get("kind") == BANDWIDTH_MEASUREMENT and peak(_results(m)) is None:
             continue
-        out.setdefault((m.get("kind", ""), job_name), m)
+        out.setdefault((m.get("kind", ""), measured_job), m)
     return out
 
 
@@ -179,20 +166,20 @@ def _measured(category: dict, groups: list[tuple[int, dict]]) -> dict:
     workflow = category.get("workflow")
     counted = _counted(category)
     every = list({meta(m).get("name"): m for _at, g in groups
-                  if (m := counted.get((BANDWIDTH_MEASUREMENT, _job_name(g))))}.values())
+                  if (m := counted.get((BANDWIDTH_MEASUREMENT, job_name(g))))}.values())
     performance = (((workflow or {}).get("spec") or {}).get("validation") or {}).get("performance") or {}
     minimum = ((performance.get("thresholds") or {}).get("thresholds") or {}).get(BUS_BW, "")
     group_bandwidth, domains = [], []
     for group in _orchestration(workflow).get("groups") or []:
         nodes = list(group.get("nodes") or [])
-        if bm := counted.get((BANDWIDTH_MEASUREMENT, _job_name(group))):
+        if bm := counted.get((BANDWIDTH_MEASUREMENT, job_name(group))):
             bus_bw = (peak(_results(bm)) or (0.0, 0.0))[0]
             group_bandwidth.append({
                 "groupName": group["name"], "nodes": nodes, "busBW": bus_bw,
                 "transport": ", ".join((bm.get("status") or {}).get("transport") or []),
                 "belowMin": _below_min(minimum, bus_bw), "failed": group.get("phase") == PHASE_FAILED,
                 "curve": _curve(bm)})
-        if gm := counted.get((GOODPUT_MEASUREMENT, _job_name(group))):
+        if gm := counted.get((GOODPUT_MEASUREMENT, job_name(group))):
             status = gm.get("status") or {}
             domains.append({"name": group["name"], "nodeCount": len(nodes), "goodput": _number(status.get("result")),
                             "tflops": _number(status.get("avgTFLOPSPerGPU")),
@@ -219,7 +206,7 @@ def _failed_groups(orchestration: dict, jobs: dict[str, dict], records: dict[str
     for group in orchestration.get("groups") or []:
         if group.get("phase") != PHASE_FAILED:
             continue
-        job = jobs.get(_job_name(group)) or {}
+        job = jobs.get(job_name(group)) or {}
         cond = _true_condition(job, HARDWARE_FAILED) or _true_condition(job, PHASE_FAILED) or {}
         nodes = list(group.get("nodes") or [])
         reason = cond.get("reason") or next((records[n].get("reason", "") for n in nodes if n in records), "")
@@ -230,7 +217,7 @@ def _failed_groups(orchestration: dict, jobs: dict[str, dict], records: dict[str
     return out
 
 
-def _verdict(group: dict | None, status: str, reason: str = "", message: str = "") -> dict:
+def node_verdict(group: dict | None, status: str, reason: str = "", message: str = "") -> dict:
     """A node's verdict; its rack is its group's topology domain when the group lies in one."""
     domains = (group or {}).get("domains") or []
     return {"group": (group or {}).get("name", ""), "rack": domains[0] if len(domains) == 1 else "",
@@ -243,23 +230,23 @@ def _node_verdicts(category: dict, records: dict[str, dict]) -> dict[str, dict]:
     orchestration = _orchestration(category.get("workflow"))
     latest: dict[str, dict] = {}     # node -> its group in the latest iteration
     failed_in: dict[str, dict] = {}  # node -> the first failed group it was in
-    for _iteration, group in _all_groups(orchestration):
+    for _iteration, group in all_groups(orchestration):
         for node in group.get("nodes") or []:
             latest[node] = group
             if group.get("phase") == PHASE_FAILED:
                 failed_in.setdefault(node, group)
-    verdicts = {name: _verdict(None, NODE_SKIPPED, message=orchestration.get("exclusionReason", ""))
+    verdicts = {name: node_verdict(None, NODE_SKIPPED, message=orchestration.get("exclusionReason", ""))
                 for name in orchestration.get("excludedNodes") or []}
     for node, group in latest.items():
-        verdicts.setdefault(node, _verdict(group, NODE_PENDING))
+        verdicts.setdefault(node, node_verdict(group, NODE_PENDING))
     for name in category.get("succeeded") or []:
-        verdicts[name] = _verdict(latest.get(name), NODE_PASSED)
+        verdicts[name] = node_verdict(latest.get(name), NODE_PASSED)
     for node, group in failed_in.items():
         if verdicts[node]["status"] == NODE_PENDING:
-            verdicts[node] = _verdict(group, NODE_FAILED)
+            verdicts[node] = node_verdict(group, NODE_FAILED)
     for name, entry in records.items():
-        verdicts[name] = _verdict(failed_in.get(name) or latest.get(name), NODE_FAILED, entry.get("reason", ""),
-                                  entry.get("message", ""))
+        verdicts[name] = node_verdict(failed_in.get(name) or latest.get(name), NODE_FAILED,
+                                      entry.get("reason", ""), entry.get("message", ""))
     return dict(sorted(verdicts.items()))
 
 
@@ -270,7 +257,7 @@ def category_report(category: dict) -> dict:
     orchestration = _orchestration(workflow)
     failed_cond = _true_condition(workflow, PHASE_FAILED) or {}
     annotations = meta(workflow).get("annotations") or {}
-    groups = _all_groups(orchestration)
+    groups = all_groups(orchestration)
     records = _first_records(category.get("failed") or [])
     report: dict[str, Any] = {
         "domain": category["domain"],
@@ -282,7 +269,7 @@ def category_report(category: dict) -> dict:
         "testScale": annotations.get(ANNOTATION_TEST_SCALE, ""),
         **catalog_source(annotations),
         "nodesPerJob": orchestration.get("nodesPerJob", 0),
-        "jobs": sum(1 for _iteration, g in groups if _job_name(g) or g.get("phase") not in (None, PHASE_PENDING)),
+        "jobs": sum(1 for _iteration, g in groups if job_name(g) or g.get("phase") not in (None, PHASE_PENDING)),
         "mnnvl": _mnnvl(workflow),
         "image": _image(workflow),
         "failedGroups": _failed_groups(orchestration, category.get("jobs") or {}, records),
@@ -376,163 +363,3 @@ def summary(report: dict) -> dict:
         "categories": [{"category": f"{c['domain']}/{c['variant']}", "workflow": c["workflow"],
                         "status": c["status"], "failure_reason": c["failureReason"]} for c in categories],
     }
-
-
-# ------------------------------------------------------------------ figures per group (JUnit, Markdown)
-
-
-def _figures(category: dict) -> dict[str, dict[str, str]]:
-    """group name -> its measured values by threshold key, formatted as the measurements write them."""
-    out: dict[str, dict[str, str]] = {}
-    for entry in category["groupBandwidth"]:
-        out.setdefault(entry["groupName"], {})[BUS_BW] = f"{entry['busBW']:.2f}"
-    for entry in category["domains"]:
-        out.setdefault(entry["name"], {}).update({GOODPUT_RATIO: f"{entry['goodput']:.6f}",
-                                                  AVG_TFLOPS: f"{entry['tflops']:.6f}",
-                                                  AVG_STEP_TIME: f"{entry['stepTime']:.6f}"})
-    return out
-
-
-# ------------------------------------------------------------------ JUnit
-
-
-def junit_xml(report: dict) -> str:
-    """One testsuite per category, one testcase per node (classname `<domain>/<variant>`) with its group and the
-    group's measured values as properties. A category that failed before any node ran (build, discovery) is one
-    failed testcase named after its Workflow. A diagnose category adds the suite properties `diagnose.*` (stage,
-    rounds, the node sets), each node's `diagnose` finding, and a failed testcase per infrastructure fault."""
-    root = ET.Element("testsuites", name=report["name"])
-    totals = {"tests": 0, "failures": 0, "skipped": 0}
-    for cat in report["categories"]:
-        key = f"{cat['domain']}/{cat['variant']}"
-        suite = ET.SubElement(root, "testsuite", name=key)
-        counts = {"tests": 0, "failures": 0, "skipped": 0}
-        figures = _figures(cat)
-        if suite_properties := diagnose_report.diagnose_properties(cat):
-            holder = ET.SubElement(suite, "properties")
-            for prop, text in suite_properties.items():
-                ET.SubElement(holder, "property", name=prop, value=text)
-        confirmed = diagnose_report.confirmed_nodes(cat)
-        cases = list(cat["nodes"].items())
-        if not cases:
-            status = {PHASE_FAILED: NODE_FAILED, PHASE_SUCCEEDED: NODE_PASSED}.get(cat["status"], NODE_PENDING)
-            cases = [(cat["workflow"] or key, _verdict(None, status, cat.get("failureCondition", ""),
-                                                       cat["failureReason"]))]
-        for node, verdict in cases:
-            case = ET.SubElement(suite, "testcase", name=node, classname=key)
-            counts["tests"] += 1
-            properties = {"group": verdict["group"], **figures.get(verdict["group"], {})} if verdict["group"] else {}
-            if cat.get("diagnose") and (role := diagnose_report.diagnose_role(cat["diagnose"], confirmed, node)):
-                properties["diagnose"] = role
-            properties.update(comparison_text.junit_properties(report, key, node, verdict))
-            if properties:
-                holder = ET.SubElement(case, "properties")
-                for prop, value in properties.items():
-                    ET.SubElement(holder, "property", name=prop, value=value)
-            if verdict["status"] == NODE_FAILED:
-                counts["failures"] += 1
-                message = verdict["message"] or (f"group {verdict['group']} failed" if verdict["group"] else "")
-                failure = ET.SubElement(case, "failure", message=message)
-                if verdict["reason"]:
-                    failure.set("type", verdict["reason"])
-                failure.text = f"{verdict['reason']}: {message}" if verdict["reason"] else message
-            elif verdict["status"] == NODE_SKIPPED:
-                counts["skipped"] += 1
-                ET.SubElement(case, "skipped", message=verdict["message"])
-            elif verdict["status"] == NODE_PENDING:
-                counts["skipped"] += 1
-                ET.SubElement(case, "skipped", message=f"category {key} is {cat['status']}")
-        for fault in (cat.get("diagnose") or {}).get("infrastructureFaults") or []:
-            case = ET.SubElement(suite, "testcase", name=f"infrastructure {fault.get('domain', '')}", classname=key)
-            counts["tests"] += 1
-            counts["failures"] += 1
-            message = (f"infrastructure fault between [{', '.join(fault.get('groupA') or [])}] and "
-                       f"[{', '.join(fault.get('groupB') or [])}] ({fault.get('stage', '')})")
-            ET.SubElement(case, "failure", message=message, type="InfrastructureFault").text = message
-        for attr, value in counts.items():
-            suite.set(attr, str(value))
-            totals[attr] += value
-        if cat["runtime"]:
-            suite.set("time", str(seconds(cat["runtime"])))
-    for attr, value in totals.items():
-        root.set(attr, str(value))
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
-
-
-# ------------------------------------------------------------------ Markdown
-
-
-def _group_rows(cat: dict) -> list[str]:
-    """The final iteration's groups that failed or were measured: verdict, reason and figure side by side."""
-    rows: dict[str, dict[str, Any]] = {}
-    for entry in cat["failedGroups"]:
-        rows[entry["name"]] = {"failed": True, "reason": entry["reason"], "figures": []}
-    for entry in cat["groupBandwidth"]:
-        row = rows.setdefault(entry["groupName"], {"failed": entry["failed"], "reason": "", "figures": []})
-        row["figures"].append(f"BusBW {entry['busBW']:.2f} GB/s" + (" (below minimum)" if entry["belowMin"] else ""))
-    for entry in cat["domains"]:
-        row = rows.setdefault(entry["name"], {"failed": False, "reason": "", "figures": []})
-        row["figures"].append(f"Goodput {entry['goodput']:.2f}, {entry['tflops']:.2f} TFLOPs/GPU, "
-                              f"step {entry['stepTime']:.2f}s")
-    members: dict[str, list[str]] = {}
-    for node, verdict in cat["nodes"].items():
-        members.setdefault(verdict["group"], []).append(node)
-    return [f"| {md_cell(name)} | {md_cell(', '.join(members.get(name, [])) or '-')} | "
-            f"{NODE_FAILED if row['failed'] else NODE_PASSED} | {md_cell(row['reason'])} | "
-            f"{md_cell('; '.join(row['figures']) or '-')} |" for name, row in sorted(rows.items(), key=lambda i: natural(i[0]))]
-
-
-def _training_lines(domains: list[dict]) -> list[str]:
-    """NVCRE's averages over the category's domains."""
-    if not domains:
-        return []
-    goodput, tflops, step = (sum(d[k] for d in domains) / len(domains) for k in ("goodput", "tflops", "stepTime"))
-    return [f"| Avg Runtime Goodput | {goodput:.2f} ({goodput * 100:.0f}%) |", f"| Avg TFLOPs/GPU | {tflops:.2f} |",
-            f"| Avg Step Time | {step:.2f}s |"]
-
-
-def markdown(report: dict) -> str:
-    """Per category its facts, the bandwidth table, its groups with their figures, the diagnose findings, its
-    nodes; then the Summary."""
-    lines = [f"# {report['title']}: {report['name']}", "",
-             "| Platform | GPU | Total Nodes | Excluded Nodes |", "|---|---|---|---|",
-             f"| {md_cell(report['platform'] or '-')} | {md_cell(report['gpu'] or '-')} | {report['totalNodes']} "
-             f"| {len(report['excludedNodes'])} |", ""]
-    if report["exclusionReason"]:
-        lines += [f"Excluded: {md_cell(report['exclusionReason'])}", ""]
-    for cat in report["categories"]:
-        lines += [f"## {cat['domain']}/{cat['variant']}", "", "| Field | Value |", "|---|---|",
-                  f"| Workflow | {md_cell(cat['workflow'] or '-')} |", f"| Status | {cat['status']} |"]
-        if cat["failureReason"]:
-            lines.append(f"| Failure | {md_cell(cat['failureReason'])} |")
-        lines += [f"| Duration | {cat['runtime'] or '-'} |", f"| Test Scale | {cat['testScale'] or '-'} |",
-                  f"| Nodes/Job | {cat['nodesPerJob']} |", f"| Jobs | {cat['jobs']} |"]
-        if cat.get("sourcePath"):
-            lines.append(f"| Catalog entry | {md_cell(cat['sourcePath'])} (user) |")
-        if cat["mnnvl"]:
-            lines.append(f"| MNNVL | {cat['mnnvl']} |")
-        if cat["transport"]:
-            lines.append(f"| Transport | {md_cell(', '.join(cat['transport']))} |")
-        lines += [*_training_lines(cat["domains"]), ""]
-        lines += [line for warning in cat.get("warnings") or [] for line in (f"Warning: {md_cell(warning)}", "")]
-        if cat["bandwidth"]:
-            lines += ["| Size | AlgBW | BusBW | Samples |", "|---|---|---|---|"]
-            lines += [f"| {size_text(b['size'])} | {b['algBW']:.2f} GB/s | {b['busBW']:.2f} GB/s | {b['samples']} |"
-                      for b in cat["bandwidth"]]
-            lines.append("")
-        if groups := _group_rows(cat):
-            lines += ["| Group | Nodes | Status | Reason | Measured |", "|---|---|---|---|---|", *groups, ""]
-        lines += diagnose_report.diagnose_lines(cat)
-        if cat["nodes"]:
-            lines += ["| Node | Group | Status | Reason | Message |", "|---|---|---|---|---|"]
-            lines += [f"| {md_cell(n)} | {md_cell(v['group'] or '-')} | {v['status']} | {md_cell(v['reason'])} "
-                      f"| {md_cell(v['message'])} |" for n, v in cat["nodes"].items()]
-            lines.append("")
-    lines += [*comparison_text.markdown_lines(report), *comparison_text.remedy_lines(report)]
-    passed = sum(1 for c in report["categories"] if c["status"] == PHASE_SUCCEEDED)
-    failed_nodes = [e["name"] for e in report["failedNodes"]]
-    lines += ["## Summary", "", f"- Categories: {passed}/{len(report['categories'])} passed",
-              f"- Failed Nodes: {len(failed_nodes)}" + (f" ({', '.join(failed_nodes)})" if failed_nodes else ""),
-              f"- Result: {report['result']}", ""]
-    return "\n".join(lines)

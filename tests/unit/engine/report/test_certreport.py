@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.report import certreport
+from ansible_collections.cre.certification.plugins.module_utils.engine.report import certreport, junit, markdown
 
 DATA = Path(__file__).parents[1] / "data" / "report"
 CASES = sorted(DATA.glob("*.yaml"))
@@ -25,15 +25,15 @@ def test_report(path: Path) -> None:
     assert got["result"] == case["expect"]["result"]
     assert certreport.summary(got) == case["expect"]["summary"]
     assert json.loads(path.with_suffix(".json").read_text()) == got
-    assert certreport.junit_xml(got) == path.with_suffix(".xml").read_text()
-    assert certreport.markdown(got) == path.with_suffix(".md").read_text()
+    assert junit.junit_xml(got) == path.with_suffix(".xml").read_text()
+    assert markdown.markdown(got) == path.with_suffix(".md").read_text()
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_junit_counts(path: Path) -> None:
     """The suite totals agree with the testcases they hold (CI tools trust the attributes)."""
     got = _build(path)[1]
-    root = ET.fromstring(certreport.junit_xml(got))
+    root = ET.fromstring(junit.junit_xml(got))
     for suite in [root, *root.findall("testsuite")]:
         cases = list(suite.iter("testcase"))
         assert int(suite.get("tests")) == len(cases)

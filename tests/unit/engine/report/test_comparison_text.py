@@ -9,12 +9,13 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.report import (
-    certreport,
     comparison_text,
     fleet,
     fleet_html,
     fleet_md,
     html,
+    junit,
+    markdown,
 )
 
 DATA = Path(__file__).parents[1] / "data" / "report"
@@ -41,7 +42,7 @@ def section(text: str) -> str:
 
 
 def test_markdown_section_names_what_it_compared_with_and_every_figure() -> None:
-    text = section(certreport.markdown(load("compared")))
+    text = section(markdown.markdown(load("compared")))
     assert "certification cert-m-2 (2026-11-10T08:00:00Z) from configmap cert-m-2-report" in text
     assert "Figures: 6 compared, 3 regressed, 1 missing, 1 refused; reported, not enforced" in text
     assert "| communication/nccl-all-reduce | group-1 | groupBusBW | 400.00 | 845.00 | -52.7% | variance >= -0.05 " \
@@ -57,11 +58,11 @@ def test_markdown_section_names_what_it_compared_with_and_every_figure() -> None
 
 
 def test_markdown_nothing_yet_and_nothing_at_all() -> None:
-    text = section(certreport.markdown(first_time()))
+    text = section(markdown.markdown(first_time()))
     assert comparison_text.NOTHING_YET in text and "Figures:" not in text and "| Category | Group |" not in text
     assert "| node-3 | failed 2 of the last 3" in text  # repeat offenders need no baseline
     old = load("measured")
-    assert "Compared with" not in certreport.markdown(old)
+    assert "Compared with" not in markdown.markdown(old)
     assert comparison_text.markdown_lines({"comparison": "garbage"}) == []
 
 
@@ -73,7 +74,7 @@ def properties(xml: str, suite: str, node: str) -> dict[str, str]:
 
 
 def test_junit_properties_per_node() -> None:
-    xml = certreport.junit_xml(load("compared"))
+    xml = junit.junit_xml(load("compared"))
     node2 = properties(xml, COMM, "node-2")
     assert node2["baseline.groupBusBW"] == "845.00" and node2["variance.groupBusBW"] == "-0.5266"
     assert node2["regression"] == "groupBusBW 400.00 is 52.7% below baseline 845.00 (rule variance >= -0.05)"
@@ -84,10 +85,10 @@ def test_junit_properties_per_node() -> None:
     assert node0["baseline.groupBusBW"] == "850.00" and "regression" not in node0 and "severity" not in node0
     assert properties(xml, "training/nemotron5-8b", "node-0")["baseline.goodput"] == "0.70"
     assert not any(k.startswith(("baseline.", "variance.")) for k in properties(xml, "training/nemotron5-8b", "node-2"))
-    first = certreport.junit_xml(first_time())
+    first = junit.junit_xml(first_time())
     assert properties(first, COMM, "node-3")["repeatOffender"] and "baseline.groupBusBW" not in properties(first, COMM,
                                                                                                            "node-0")
-    assert "baseline." not in certreport.junit_xml(load("measured"))
+    assert "baseline." not in junit.junit_xml(load("measured"))
 
 
 def test_html_compared_with_section_rows_refused_offenders() -> None:
@@ -142,8 +143,8 @@ def test_readers_never_crash_on_partial_comparisons() -> None:
     report = copy.deepcopy(load("compared"))
     report["comparison"] = {"against": {"kind": "baseline"}, "figures": [{"figure": "groupBusBW"}],
                             "repeatOffenders": [{}], "trend": [{"category": COMM}], "regressions": [{}]}
-    assert "baseline -" in certreport.markdown(report)
+    assert "baseline -" in markdown.markdown(report)
     assert "Compared with" in html.report_html(report)
-    assert certreport.junit_xml(report).startswith("<?xml")
+    assert junit.junit_xml(report).startswith("<?xml")
     row = fleet.host_row("h", "/r/h", report, None)
     assert fleet.since_text(row) == "vs baseline -: 0 regressed, 0 missing of 0 compared, 0 refused"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.report import certreport
+from ansible_collections.cre.certification.plugins.module_utils.engine.report import certreport, junit, markdown
 
 CASE = yaml.safe_load((Path(__file__).parents[1] / "data" / "report" / "diagnose.yaml").read_text())
 
@@ -32,7 +32,7 @@ def test_json_keeps_the_status_and_adds_the_rounds_with_their_stages() -> None:
 
 
 def test_markdown_names_suspects_confirmed_nodes_and_infrastructure_faults() -> None:
-    text = certreport.markdown(_report())
+    text = markdown.markdown(_report())
     first, second = text.split("## communication/nccl-alltoall")
     assert "### Diagnose" in first and "### Diagnose" in second
     assert "| Stage | complete |\n| Rounds | 4 |\n| Healthy Nodes | 7 |" in first
@@ -49,7 +49,7 @@ def test_markdown_names_suspects_confirmed_nodes_and_infrastructure_faults() -> 
 
 
 def test_junit_carries_the_findings_as_properties_and_each_infrastructure_fault_as_a_failed_case() -> None:
-    root = ET.fromstring(certreport.junit_xml(_report()))
+    root = ET.fromstring(junit.junit_xml(_report()))
     suite = _suite(root, "communication/nccl-all-reduce")
     props = {p.get("name"): p.get("value") for p in suite.findall("properties/property")}
     assert props == {"diagnose.stage": "complete", "diagnose.rounds": "4",
@@ -85,8 +85,8 @@ def test_a_running_diagnose_shows_its_stage_and_the_suspects_still_under_suspici
     (cat,) = report["categories"]
     assert cat["diagnoseRounds"] == [{"round": 3, "stage": "bisection", "groups": ["bisect-3-0a", "bisect-3-0b"],
                                       "passed": 0, "failed": 0}]
-    text = certreport.markdown(report)
+    text = markdown.markdown(report)
     assert "| Stage | bisection |\n| Rounds | 2 |" in text and "| Confirmed Faulty Nodes | 0 |" in text
     roles = {c.get("name"): {p.get("name"): p.get("value") for p in c.iter("property")}.get("diagnose")
-             for c in ET.fromstring(certreport.junit_xml(report)).iter("testcase")}
+             for c in ET.fromstring(junit.junit_xml(report)).iter("testcase")}
     assert roles == {"n4": "suspect", "n5": "suspect", "n6": "no-nvl-suspect", "n7": "suspect"}

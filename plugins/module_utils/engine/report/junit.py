@@ -1,0 +1,87 @@
+"""junit.xml: a CertReport as JUnit XML, one testsuite per category and one testcase per node (surroundings.md
+§3.5), the group's measured values and the comparison with earlier runs as testcase properties."""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from ..api.vocabulary import FAILED as PHASE_FAILED
+from ..api.vocabulary import SUCCEEDED as PHASE_SUCCEEDED
+from . import comparison_text, diagnose_report
+from .certreport import AVG_STEP_TIME, AVG_TFLOPS, BUS_BW, GOODPUT_RATIO, node_verdict
+from .text import NODE_FAILED, NODE_PASSED, NODE_PENDING, NODE_SKIPPED, seconds
+
+
+def _figures(category: dict) -> dict[str, dict[str, str]]:
+    """group name -> its measured values by threshold key, formatted as the measurements write them."""
+    out: dict[str, dict[str, str]] = {}
+    for entry in category["groupBandwidth"]:
+        out.setdefault(entry["groupName"], {})[BUS_BW] = f"{entry['busBW']:.2f}"
+    for entry in category["domains"]:
+        out.setdefault(entry["name"], {}).update({GOODPUT_RATIO: f"{entry['goodput']:.6f}",
+                                                  AVG_TFLOPS: f"{entry['tflops']:.6f}",
+                                                  AVG_STEP_TIME: f"{entry['stepTime']:.6f}"})
+    return out
+
+
+def junit_xml(report: dict) -> str:
+    """One testsuite per category, one testcase per node (classname `<domain>/<variant>`) with its group and the
+    group's measured values as properties. A category that failed before any node ran (build, discovery) is one
+    failed testcase named after its Workflow. A diagnose category adds the suite properties `diagnose.*` (stage,
+    rounds, the node sets), each node's `diagnose` finding, and a failed testcase per infrastructure fault."""
+    root = ET.Element("testsuites", name=report["name"])
+    totals = {"tests": 0, "failures": 0, "skipped": 0}
+    for cat in report["categories"]:
+        key = f"{cat['domain']}/{cat['variant']}"
+        suite = ET.SubElement(root, "testsuite", name=key)
+        counts = {"tests": 0, "failures": 0, "skipped": 0}
+        figures = _figures(cat)
+        if suite_properties := diagnose_report.diagnose_properties(cat):
+            holder = ET.SubElement(suite, "properties")
+            for prop, text in suite_properties.items():
+                ET.SubElement(holder, "property", name=prop, value=text)
+        confirmed = diagnose_report.confirmed_nodes(cat)
+        cases = list(cat["nodes"].items())
+        if not cases:
+            status = {PHASE_FAILED: NODE_FAILED, PHASE_SUCCEEDED: NODE_PASSED}.get(cat["status"], NODE_PENDING)
+            cases = [(cat["workflow"] or key, node_verdict(None, status, cat.get("failureCondition", ""),
+                                                           cat["failureReason"]))]
+        for node, verdict in cases:
+            case = ET.SubElement(suite, "testcase", name=node, classname=key)
+            counts["tests"] += 1
+            properties = {"group": verdict["group"], **figures.get(verdict["group"], {})} if verdict["group"] else {}
+            if cat.get("diagnose") and (role := diagnose_report.diagnose_role(cat["diagnose"], confirmed, node)):
+                properties["diagnose"] = role
+            properties.update(comparison_text.junit_properties(report, key, node, verdict))
+            if properties:
+                holder = ET.SubElement(case, "properties")
+                for prop, value in properties.items():
+                    ET.SubElement(holder, "property", name=prop, value=value)
+            if verdict["status"] == NODE_FAILED:
+                counts["failures"] += 1
+                message = verdict["message"] or (f"group {verdict['group']} failed" if verdict["group"] else "")
+                failure = ET.SubElement(case, "failure", message=message)
+                if verdict["reason"]:
+                    failure.set("type", verdict["reason"])
+                failure.text = f"{verdict['reason']}: {message}" if verdict["reason"] else message
+            elif verdict["status"] == NODE_SKIPPED:
+                counts["skipped"] += 1
+                ET.SubElement(case, "skipped", message=verdict["message"])
+            elif verdict["status"] == NODE_PENDING:
+                counts["skipped"] += 1
+                ET.SubElement(case, "skipped", message=f"category {key} is {cat['status']}")
+        for fault in (cat.get("diagnose") or {}).get("infrastructureFaults") or []:
+            case = ET.SubElement(suite, "testcase", name=f"infrastructure {fault.get('domain', '')}", classname=key)
+            counts["tests"] += 1
+            counts["failures"] += 1
+            message = (f"infrastructure fault between [{', '.join(fault.get('groupA') or [])}] and "
+                       f"[{', '.join(fault.get('groupB') or [])}] ({fault.get('stage', '')})")
+            ET.SubElement(case, "failure", message=message, type="InfrastructureFault").text = message
+        for attr, value in counts.items():
+            suite.set(attr, str(value))
+            totals[attr] += value
+        if cat["runtime"]:
+            suite.set("time", str(seconds(cat["runtime"])))
+    for attr, value in totals.items():
+        root.set(attr, str(value))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
