@@ -248,6 +248,8 @@ class Driver:
         return done
 
     def _workflow_pass(self, world: WorkflowWorld) -> bool:
+        """The Workflow tier, on the pass's world with the node-result ConfigMaps and the PVs as they are now; a
+        refused dependency create or a name collision fails the Workflow. Whether it wrote (or read logs)."""
         world = dataclasses.replace(world, configmaps=self.observer.node_results(),
                                     volumes=volumes.observe(self.kube, world.workflow))
         step = workflow_tier.reconcile(world)
