@@ -20,6 +20,8 @@ def base_args(kubeconfig: Path, out: Path, workflow: dict[str, Any]) -> dict[str
         "certification_run": {**auth, "name": "bad-input", "namespace": NAMESPACE, "categories": [CATEGORY],
                               "timeout": 60, "poll_interval": 0.5},
         "workflow_run": {**auth, "name": "nccl", "namespace": NAMESPACE, "timeout": 30, "poll_interval": 0.5},
+        "workloadrun_run": {**auth, "name": "bad-input-run", "namespace": NAMESPACE, "timeout": 60, "poll_interval": 0.5,
+                            "spec": {"image": "img:1", "numNodes": 1, "framework": {"exec": {"command": ["nvidia-smi"]}}}},
         "certification_results": {**auth, "certification": "bad-input", "namespace": NAMESPACE,
                                   "dest": str(out / "report")},
         "cluster_info": auth,

@@ -20,8 +20,8 @@ description:
   - Runs on the controller and reads only catalog files (the collection's and O(catalog_dirs)); no cluster is
     contacted.
   - This is the catalog build only. The Certification build adds what it detects on the cluster, turns MNNVL
-    on for gb200/gb300, resolves and prunes the overrides, and applies C(image), C(gangScheduler) and
-    C(workloadMetadata).
+    on for gb200/gb300, resolves and prunes the overrides, and applies C(image), C(gangScheduler),
+    C(priorityClassName) and C(workloadMetadata).
   - Accepts kubernetes.core's auth options (O(kubeconfig), O(context), O(host), O(api_key), ...) and ignores them,
     so that one C(module_defaults) block for the action group C(group/cre.certification.certification) serves
     every module of the collection.

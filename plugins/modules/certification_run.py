@@ -73,6 +73,13 @@ options:
     description:
       - C(gangScheduler) (C(schedulerName), C(queue), C(queueLabelKey)) for every category.
     type: dict
+  priority_class_name:
+    description:
+      - C(priorityClassName) of the Certification - the PriorityClass of every pod of every category (the MPI
+        launcher, the workers, the single pods of diagnostics and training), with or without O(gang_scheduler).
+      - The PriorityClass must exist (C(kubectl get priorityclasses)); a name none has is refused before anything is
+        written, since the API server would refuse each pod.
+    type: str
   options:
     description:
       - Global C(CategoryOptions) (camelCase, e.g. C(nodesPerJob), C(testScale), C(image), C(timeoutPerJob)).
@@ -223,6 +230,7 @@ SPEC = {
         "catalog_dirs": {"type": "list", "elements": "path", "default": []},
         "target": {"type": "dict", "default": {}},
         "gang_scheduler": {"type": "dict"},
+        "priority_class_name": {"type": "str"},
         "options": {"type": "dict", "default": {}},
         "labels": {"type": "dict", "default": {}},
         "create_namespace": {"type": "bool", "default": False},

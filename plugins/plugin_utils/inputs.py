@@ -26,6 +26,7 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.models.co
     TargetSpec,
 )
 from ansible_collections.cre.certification.plugins.module_utils.engine.models.gang import GangSchedulerSpec
+from ansible_collections.cre.certification.plugins.module_utils.engine.models.priority import DNS_SUBDOMAIN
 from ansible_collections.cre.certification.plugins.module_utils.engine.models.pydantic_api import BaseModel
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -44,6 +45,8 @@ _PATTERN_RULES = {
     r"^[0-9]+(K|M|G|T)?$": "must be a byte count with an optional K, M, G or T, such as 16G",
     LABEL_VALUE: _LABEL_RULE,
     r"^$|^[a-zA-Z0-9]([a-zA-Z0-9._-]*[a-zA-Z0-9])?$": _LABEL_RULE,  # gangScheduler.queue (at most 63 as well)
+    DNS_SUBDOMAIN: ("must be a PriorityClass name: lowercase letters, digits, '-' and '.', starting and ending with a "
+                    "letter or digit"),  # priorityClassName
 }
 
 # The model under each option path, for the did-you-mean of an unknown field ("[]" stands for any index).
@@ -54,9 +57,9 @@ _MODELS: dict[str, type[BaseModel]] = {
     "categories[].options.resources": Resources,
 }
 # Model paths of the Certification as the certification_run options name them (longest prefix first).
-_CERTIFICATION_PATHS = (("spec.gangScheduler", "gang_scheduler"), ("spec.categories", "categories"),
-                        ("spec.target", "target"), ("metadata.labels", "labels"), ("metadata.name", "name"),
-                        ("metadata.namespace", "namespace"), ("spec", "options"))
+_CERTIFICATION_PATHS = (("spec.gangScheduler", "gang_scheduler"), ("spec.priorityClassName", "priority_class_name"),
+                        ("spec.categories", "categories"), ("spec.target", "target"), ("metadata.labels", "labels"),
+                        ("metadata.name", "name"), ("metadata.namespace", "namespace"), ("spec", "options"))
 _PATH_START = re.compile(r"(^|; )([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z_][A-Za-z0-9_]*|\[[^\]]*\])*)(?=: )")
 
 

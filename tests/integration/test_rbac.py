@@ -60,7 +60,10 @@ def certify(kubeconfig: Path, work: Path, name: str, **extra: object) -> subproc
 
 
 def test_a_certify_run_passes_under_the_shipped_service_account(cluster: Sim, tmp_path: Path) -> None:
-    proc = certify(token_kubeconfig(cluster, SA, tmp_path / "sa.yaml"), tmp_path, "least-privilege")
+    # A PriorityClass named: the preflight's get on it is one of the rights rbac/ ships.
+    client.SchedulingV1Api(cluster.api).create_priority_class({"metadata": {"name": "cre-rbac"}, "value": 10})
+    proc = certify(token_kubeconfig(cluster, SA, tmp_path / "sa.yaml"), tmp_path, "least-privilege",
+                   certify_priority_class_name="cre-rbac")
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     report = json.loads((tmp_path / "cre-reports" / "lab" / "report.json").read_text())
     assert report["result"] == "PASSED"

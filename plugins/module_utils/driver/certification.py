@@ -162,7 +162,8 @@ def run_certification(connect: Callable[[], Kube], args: Obj, options: RunOption
     when the run ends in an error). Bad input is refused before `connect` reaches the cluster."""
     desired = tier.desired_certification(args)
     kube = connect()
-    preflight(kube, args["namespace"], f"Certification {args['namespace']}/{args['name']}", certification=True)
+    preflight(kube, args["namespace"], f"Certification {args['namespace']}/{args['name']}", certification=True,
+              priority_class=desired["spec"].get("priorityClassName") or "")
     run = CertificationRun(kube, args, options, desired)
     on_start(run)
     return run.run()

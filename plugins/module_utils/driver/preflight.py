@@ -9,6 +9,8 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from ..engine.api.actions import Ref
+from ..engine.api.errors import InputError
 from ..engine.api.vocabulary import (
     API_VERSION,
     BANDWIDTH_MEASUREMENT,
@@ -85,6 +87,10 @@ WORKLOAD_RUN_PERMISSIONS = (
     Permission(GROUP, "workflows", ("create",)),
 )
 WORKLOAD_RUN_KINDS = ((API_VERSION, WORKLOAD_RUN),)
+# Only when the run names spec.priorityClassName: that the PriorityClass exists (one get, cluster-wide).
+PRIORITY_CLASS_API_VERSION = "scheduling.k8s.io/v1"
+PRIORITY_CLASS_PATH = "spec.priorityClassName"
+PRIORITY_CLASS_PERMISSIONS = (Permission("scheduling.k8s.io", "priorityclasses", ("get",), cluster=True),)
 
 
 class PreflightFailure(DriverError):
@@ -126,16 +132,18 @@ def denied(kube: Kube, namespace: str, permissions: tuple[Permission, ...]) -> l
 
 
 def preflight(kube: Kube, namespace: str, subject: str, certification: bool = False,
-              workload_run: bool = False) -> None:
+              workload_run: bool = False, priority_class: str = "") -> None:
     """Raise PreflightFailure listing every missing API and permission of a run in `namespace`; `subject`
-    names what the run drives ("Workflow nvcre/x")."""
+    names what the run drives ("Workflow nvcre/x"). With `priority_class`, raise InputError at
+    spec.priorityClassName when that PriorityClass does not exist: the API server would refuse every pod."""
     kinds = WORKFLOW_KINDS + (CERTIFICATION_KINDS if certification else ()) + (
         WORKLOAD_RUN_KINDS if workload_run else ())
     permissions = WORKFLOW_PERMISSIONS + (CERTIFICATION_PERMISSIONS if certification else ()) + (
-        WORKLOAD_RUN_PERMISSIONS if workload_run else ())
+        WORKLOAD_RUN_PERMISSIONS if workload_run else ()) + (PRIORITY_CLASS_PERMISSIONS if priority_class else ())
     absent = missing_kinds(kube, kinds)
     forbidden = denied(kube, namespace, permissions)
     if not absent and not forbidden:
+        check_priority_class(kube, priority_class)
         return
     problems: list[str] = []
     fixes: list[str] = []
@@ -151,3 +159,11 @@ def preflight(kube: Kube, namespace: str, subject: str, certification: bool = Fa
         fixes.append(f"grant the permissions (see {RBAC_DOC})")
     raise PreflightFailure(f"preflight of {subject}: {'; '.join(problems)}; {', '.join(fixes)}, then rerun; "
                            "nothing was written")
+
+
+def check_priority_class(kube: Kube, name: str) -> None:
+    """Refuse a priorityClassName no PriorityClass has, before anything is written: the pods would be refused by
+    the API server's Priority admission (`no PriorityClass with name <name> was found`) one by one, mid-run."""
+    if name and kube.get(Ref(PRIORITY_CLASS_API_VERSION, "PriorityClass", "", name)) is None:
+        raise InputError(PRIORITY_CLASS_PATH, f'no PriorityClass named "{name}" exists; create it or name one that '
+                                              "does (kubectl get priorityclasses), then rerun; nothing was written")

@@ -127,7 +127,8 @@ def run_workload_run(connect: Callable[[], Kube], args: Obj, options: RunOptions
     """Drive the WorkloadRun `args` describes; bad input is refused before `connect` reaches the cluster."""
     desired = tier.desired_workload_run(args)
     kube = connect()
-    preflight(kube, args["namespace"], f"WorkloadRun {args['namespace']}/{args['name']}", workload_run=True)
+    preflight(kube, args["namespace"], f"WorkloadRun {args['namespace']}/{args['name']}", workload_run=True,
+              priority_class=desired["spec"].get("priorityClassName") or "")
     driver = WorkloadRunDriver(kube, options, desired)
     on_start(driver)
     return driver.run()

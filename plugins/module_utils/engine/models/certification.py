@@ -22,6 +22,7 @@ from .common import (
     fail,
 )
 from .gang import GangSchedulerSpec
+from .priority import PriorityClassName
 from .pydantic_api import AfterValidator, ConfigDict, Field, JsonValue, StringConstraints, model_validator
 
 # Go-style duration restricted to h/m/s/ms, as the Certification CRD accepts it.
@@ -201,6 +202,9 @@ class CertificationSpec(CategoryOptions):
     target: TargetSpec | None = None
     categories: Annotated[list[Category], Field(min_length=1, max_length=64)]
     gang_scheduler: GangSchedulerSpec | None = None
+    priority_class_name: PriorityClassName | None = None
+    """PriorityClass of every pod of every category (launcher and workers), with or without a gang scheduler; it
+    must exist before the run starts."""
 
 
 class WorkflowRef(K8sModel):

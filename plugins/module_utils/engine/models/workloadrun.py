@@ -21,6 +21,7 @@ from .common import (
 )
 from .gang import GangSchedulerSpec
 from .job import BandwidthMeasurementSpec, EnvVar, GoodputMeasurementSpec
+from .priority import PriorityClassName
 from .pydantic_api import ConfigDict, Field, StringConstraints, model_validator
 from .workflow import OverrideSpec, Placement
 
@@ -176,6 +177,9 @@ class WorkloadRunSpec(K8sModel):
     overrides: list[OverrideSpec] | None = None
     """Workflow overrides, after the generated platform ones."""
     gang_scheduler: GangSchedulerSpec | None = None
+    priority_class_name: PriorityClassName | None = None
+    """PriorityClass of every pod of the run (launcher and workers), with or without a gang scheduler; it must
+    exist before the run starts."""
     workload_metadata: WorkloadMetadata | None = None
 
 

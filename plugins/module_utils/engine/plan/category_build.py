@@ -1,8 +1,8 @@
 """The Certification controller's build (surroundings.md §3.2–§3.3): one Workflow per category.
 
 Pure functions over Kubernetes-JSON dicts: option resolution, Workflow names and metadata, the catalog
-build with overrides applied and pruned, and the resolved transforms (gang scheduler, image, workload
-labels). Build problems raise InputError; the Certification tier records them as Failed/BuildFailed.
+build with overrides applied and pruned, and the resolved transforms (gang scheduler, priority class, image,
+workload labels). Build problems raise InputError; the Certification tier records them as Failed/BuildFailed.
 """
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ for host in $(awk '{print $1}' /etc/mpi/hostfile); do
   done
 done
 """
-_SPEC_ONLY = ("target", "categories", "gangScheduler")
+_SPEC_ONLY = ("target", "categories", "gangScheduler", "priorityClassName")
 
 
 def check_categories(spec: dict, catalog_dirs: tuple[str, ...] = ()) -> None:
@@ -187,6 +187,20 @@ def apply_gang_scheduler(spec: dict, gang_scheduler: dict | None) -> None:
                      "args": [WAIT_FOR_WORKERS_SCRIPT]}]
 
 
+def apply_priority_class(spec: dict, priority_class: str | None) -> None:
+    """spec.priorityClassName on the pod spec of every replicatedJob of every TrainingRuntime (the MPI launcher
+    too), whatever the scheduler; set over any value the catalog or an override gave, as the gang scheduler is."""
+    if not priority_class:
+        return
+    for dep in spec.get("dependencies") or []:
+        if dep.get("kind") != TRAINING_RUNTIME or gang.api_group(dep.get("apiVersion", "")) != TRAINER_GROUP:
+            continue
+        template_spec = dep.setdefault("spec", {}).setdefault("template", {}).setdefault("spec", {})
+        for rj in template_spec.get("replicatedJobs") or []:
+            pod_template = rj.setdefault("template", {}).setdefault("spec", {}).setdefault("template", {})
+            pod_template.setdefault("spec", {})["priorityClassName"] = priority_class
+
+
 def apply_image(spec: dict, image: str | None) -> None:
     """The `image` option: the trainer, containers[0] of every runtime replicatedJob, and init containers
     that ran the same image as that container (fix-ssh-permissions, megatron-clone); others keep theirs."""
@@ -243,6 +257,7 @@ def build_workflow(certification: dict, category: dict, *, platform: str, gpu_ar
     spec = resolve_overrides(spec, platform, gpu_architecture, nodes)
     gang_scheduler = resolved_gang_scheduler(cert_spec)
     apply_gang_scheduler(spec, gang_scheduler)
+    apply_priority_class(spec, cert_spec.get("priorityClassName"))
     apply_image(spec, options.get("image"))
     apply_workload_labels(spec, (options.get("workloadMetadata") or {}).get("labels"), gang_scheduler)
     if gang_scheduler:

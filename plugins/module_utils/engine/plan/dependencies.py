@@ -211,7 +211,8 @@ def _set(obj: Any, path: Path, value: Any) -> Any:
 
 def _preserve_scheduling_fields(before: dict[str, Any], after: dict[str, Any],
                                 gang_scheduler: dict[str, Any] | None) -> dict[str, Any]:
-    """PreserveSchedulingFields: a queue named like a dependency survives renaming (copy back, never insert)."""
+    """PreserveSchedulingFields: a queue (ours: or priority class) named like a dependency survives renaming (copy
+    back, never insert)."""
     if after.get("kind") != "TrainingRuntime":
         return after
     resolved = gang.resolve(gang_scheduler)
@@ -226,8 +227,9 @@ def _preserve_scheduling_fields(before: dict[str, Any], after: dict[str, Any],
             if isinstance(old_labels, dict) and isinstance(new_labels, dict) and key in old_labels:
                 new_labels[key] = old_labels[key]
         old_pod, new_pod = (_dig(x, ("template", "spec", "template", "spec")) for x in (old, rj))
-        if isinstance(old_pod, dict) and isinstance(new_pod, dict) and "schedulerName" in old_pod:
-            new_pod["schedulerName"] = old_pod["schedulerName"]
+        for field in ("schedulerName", "priorityClassName"):  # a PriorityClass named like a dependency too
+            if isinstance(old_pod, dict) and isinstance(new_pod, dict) and field in old_pod:
+                new_pod[field] = old_pod[field]
     return after
 
 

@@ -2,8 +2,8 @@
 
 Pure functions over Kubernetes-JSON dicts. The runtime comes from the catalog's `_lib` fragments (the MPI
 runtime of the NCCL entries, the one-pod runtime for torch and exec), the platform overrides from
-`_lib/overrides/workloadrun.yaml`; then the Certification's resolved transforms (gang scheduler, workload
-labels) run over the result exactly as for a category. Build problems raise InputError (bad input, refused
+`_lib/overrides/workloadrun.yaml`; then the Certification's resolved transforms (gang scheduler, priority class,
+workload labels) run over the result exactly as for a category. Build problems raise InputError (bad input, refused
 before anything is written) or WorkflowFailure; the tier records them as Failed/BuildFailed.
 """
 from __future__ import annotations
@@ -307,6 +307,7 @@ def build_spec(run: Obj, *, platform: str, gpu_architecture: str, nodes: list | 
     # The resolved transforms, after overrides, exactly as the Certification build runs them (ADR-079).
     gang_scheduler = category_build.resolved_gang_scheduler(spec)
     category_build.apply_gang_scheduler(workflow_spec, gang_scheduler)
+    category_build.apply_priority_class(workflow_spec, spec.get("priorityClassName"))
     category_build.apply_image(workflow_spec, spec["image"])
     category_build.apply_workload_labels(workflow_spec, (spec.get("workloadMetadata") or {}).get("labels"),
                                          gang_scheduler)

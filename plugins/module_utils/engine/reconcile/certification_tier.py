@@ -62,8 +62,8 @@ def desired_certification(args: Obj) -> Obj:
     """The Certification a run asks for, validated with the models (so nothing is written for bad input).
 
     `args`: name, namespace, categories (dicts, or `domain/variant` strings as a survey gives them), target,
-    gang_scheduler, options (the CategoryOptions of every category) and labels."""
-    clash = sorted(set(args["options"]) & {"target", "categories", "gangScheduler"})
+    gang_scheduler, priority_class_name (optional), options (the CategoryOptions of every category) and labels."""
+    clash = sorted(set(args["options"]) & {"target", "categories", "gangScheduler", "priorityClassName"})
     if clash:
         raise InputError(f"options.{clash[0]}", "is not a CategoryOptions field; use the module option instead")
     spec: Obj = {**copy.deepcopy(args["options"]), "categories": categories(args["categories"])}
@@ -71,6 +71,8 @@ def desired_certification(args: Obj) -> Obj:
         spec["target"] = copy.deepcopy(args["target"])
     if args["gang_scheduler"]:
         spec["gangScheduler"] = copy.deepcopy(args["gang_scheduler"])
+    if args.get("priority_class_name"):
+        spec["priorityClassName"] = args["priority_class_name"]
     obj: Obj = {"apiVersion": API_VERSION, "kind": CERTIFICATION,
                 "metadata": {"name": args["name"], "namespace": args["namespace"],
                              "labels": {**args["labels"], LABEL_MANAGED_BY: MANAGER}},
