@@ -183,3 +183,18 @@ def test_the_rtx_pro_6000_p2p_level_follows_the_node_size(gpus, level):
 def test_a_gcp_rtx_pro_6000_torch_or_exec_run_gets_no_mpi_flags(framework):
     workflow = workloadrun_workflow(framework, "gcp", "rtxpro6000", rtx_nodes(8))
     assert "NCCL_P2P_LEVEL" not in str(workflow["spec"]["jobTemplate"])
+
+
+@pytest.mark.parametrize(("variant", "platform", "arch", "image"), [
+    ("nccl-all-reduce", "aws", "gb300", "public.ecr.aws/hpc-cloud/nccl-tests:latest"),
+    ("nccl-alltoall", "aws", "gb300", "public.ecr.aws/hpc-cloud/nccl-tests:latest"),
+    ("nccl-all-gather", "aws", "gb200",
+     "public.ecr.aws/hpc-cloud/nccl-tests:cuda12.8.1-efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9"),
+])
+def test_the_launcher_and_the_workers_run_the_trainers_nccl_tests_image(variant, platform, arch, image):
+    """AWS (NVCRE aws-gb300-roce-runtime-patch-comm.yaml, aws-gb200-efa-runtime-patch-comm.yaml): one image for
+    the launcher's mpirun (the trainer's image), its runtime container and the workers' sshd."""
+    workflow = catalog_workflow(variant, platform, arch)
+    jobs = replicated_jobs(workflow)
+    assert workflow["spec"]["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]["image"] == image
+    assert container(jobs["launcher"])["image"] == container(jobs["node"])["image"] == image
