@@ -124,6 +124,9 @@ class Driver:
         self.passes = (measurements.BandwidthPass(kube, namespace, self.observer.log_profile),
                        measurements.GoodputPass(kube, namespace, self.observer.log_profile))
         self.measurements: list[dict[str, Any]] = []
+        # Every pod of each Job's workload, the MPI launcher included: measurements and timeouts read the launcher,
+        # which (as NVCRE's) carries no Job label, so the Job tier's pods leave it out.
+        self.workload_pods: dict[str, list[dict[str, Any]]] = {}
         self.timeout_logs: dict[str, dict[str, Any]] = {}  # Job name -> failureLog, read when it timed out
         self.health: dict[tuple[str, str], tuple[str, bool]] = {}  # node-health verdicts (JobWorld.health)
         self.seen: dict[str, Any] | None = None  # the Workflow as last read (its UID, should it be deleted)
@@ -162,6 +165,7 @@ class Driver:
         jobs = dict(sorted(obs.items(API_VERSION, JOB).items()))
         workloads = obs.items(TRAINER_API_VERSION, TRAINJOB) if jobs else {}
         pods = obs.pods() if jobs else {}
+        self.workload_pods = obs.workload_pods() if jobs else {}
         nodes = obs.nodes()
         refs = (wf.get("status") or {}).get("dependencyRefs") or []
         dependencies = obs.dependencies((r["apiVersion"], r["kind"]) for r in refs)
@@ -383,7 +387,7 @@ class Driver:
         for kind in self.passes:
             # Each measurement's reads and writes touch only it: they go in parallel, as the Jobs' do, so many
             # groups ending together do not wait for each other's log reads.
-            items = kind.open(chosen, world.jobs, world.pods)
+            items = kind.open(chosen, world.jobs, self.workload_pods)
             if items:
                 acted |= any(list(pool.map(functools.partial(self._measure, kind, now), items)))
         return acted
@@ -422,7 +426,7 @@ class Driver:
     def _read_timeout_logs(self, wanted: list[str], world: WorkflowWorld) -> bool:
         """The log tails the tier needs before it fails timed-out Jobs (§8.6), kept for the passes that follow."""
         for name in wanted:
-            target = attribution.timeout_target(world.pods.get(name, []))
+            target = attribution.timeout_target(self.workload_pods.get(name, []))
             log = self.kube.log_tail(self.namespace, target[0]["metadata"]["name"], target[1]) if target else ""
             self.timeout_logs[name] = attribution.timeout_failure_log(target, log)
         return bool(wanted)
