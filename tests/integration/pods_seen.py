@@ -12,7 +12,7 @@ from typing import Any
 from kubernetes import client, watch
 
 TRAINER = ("trainer.kubeflow.org", "v1alpha1")
-JOB_LABEL = "nvcre.nvidia.com/job"   # on every pod of an NVCRE Job's workload
+JOB_LABEL = "nvcre.nvidia.com/job"   # on the workers of an NVCRE Job's workload (not its MPI launcher)
 
 
 @dataclass

@@ -76,8 +76,12 @@ def check_workloads(api: client.ApiClient, seen: Seen, key: str, workflow: str) 
         train_job = custom.get_namespaced_custom_object("trainer.kubeflow.org", "v1alpha1", NAMESPACE, "trainjobs",
                                                         f"{name}-workload")
         trainer = train_job["spec"]["trainer"]
-        pods = seen.pods(**{"nvcre.nvidia.com/job": name})
+        pods = seen.pods(**{"jobset.sigs.k8s.io/jobset-name": f"{name}-workload"})
         assert pods, (key, name)
+        # NVCRE labels the workers only: the MPI launcher is known by its JobSet.
+        assert {p.metadata.name for p in pods if p.metadata.labels.get("nvcre.nvidia.com/job") == name} == {
+            p.metadata.name for p in pods if p.metadata.labels[ROLE] == "node"}, (key, name)
+        assert key not in MPI or any(p.metadata.labels[ROLE] == "launcher" for p in pods), (key, name)
         for pod in pods:
             ended = "Running" if key in MPI and pod.metadata.labels[ROLE] == "node" else "Succeeded"
             assert pod.status.phase == ended, (key, pod.metadata.name, pod.status.phase)

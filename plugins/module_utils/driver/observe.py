@@ -27,12 +27,15 @@ from ..engine.api.vocabulary import (
     WORKFLOW,
 )
 from ..engine.plan import detect
+from ..engine.reconcile.measurement_pods import JOBSET_NAME
 from ..kube.rest import Kube
 from ..kube.watch import Informer
 from .measurements import KINDS as MEASUREMENT_KINDS
 
 Obj = dict[str, Any]
 WORKLOAD_SUFFIX = "-workload"
+# Every pod of a Job's workload carries its JobSet's name (JOBSET_NAME); only the workers carry the Job's label (NVCRE
+# labels the worker replicatedJob's pods: its MPI launcher has none and is known by its JobSet, `<job>-workload`).
 # Changes that arrive together are reconciled together: a pass waits SETTLE after the first one, and with more
 # than SETTLE_GROUPS groups running (each adds its own stream of events) proportionally longer, up to MAX_SETTLE.
 # 256 nodes, 128 groups: the driver made ~290 passes at a fixed 0.05 s and ~160 so, with 15% less CPU.
@@ -50,6 +53,15 @@ def settle(running: int) -> float:
 
 def _meta(obj: Obj) -> Obj:
     return obj.get("metadata") or {}
+
+
+def pod_owner(pod: Obj) -> tuple[str, bool]:
+    """The Job whose workload runs the pod ("" for none) and whether the pod carries the Job's label."""
+    labels = _meta(pod).get("labels") or {}
+    if job := labels.get(LABEL_JOB):
+        return str(job), True
+    jobset = str(labels.get(JOBSET_NAME) or "")
+    return (jobset.removesuffix(WORKLOAD_SUFFIX), False) if jobset.endswith(WORKLOAD_SUFFIX) else ("", False)
 
 
 def trim_pod(pod: Obj) -> Obj:
@@ -128,7 +140,7 @@ class Observer:
         self._job_pods: dict[str, set[str]] = {}  # Job -> its pods' names
         # What a pass reads of every Job's pods and of the Nodes, kept until one of them changes: a busy pass then
         # costs what changed, not a sort of the whole cluster. Filled and emptied with the lock held.
-        self._pod_lists: dict[str, list[Obj]] = {}
+        self._pod_lists: dict[str, tuple[list[Obj], list[Obj]]] = {}  # Job -> (its workload's pods, the labelled)
         self._node_list: list[Obj] | None = None
         self.informers: dict[tuple[str, str], Informer] = {}
         # The node-result ConfigMaps, each watched by its name (no label marks them; a pass never wakes for them:
@@ -146,7 +158,7 @@ class Observer:
             Informer(self.kube, API_VERSION, WORKFLOW, ns, fields=f"metadata.name={self.name}", changed=self._changed),
             Informer(self.kube, API_VERSION, JOB, ns, by_workflow, changed=self._changed),
             Informer(self.kube, TRAINER_API_VERSION, TRAINJOB, ns, LABEL_JOB, trim=trim_workload, changed=self._changed),
-            Informer(self.kube, "v1", "Pod", ns, LABEL_JOB, trim=trim_pod, changed=self._changed),
+            Informer(self.kube, "v1", "Pod", ns, JOBSET_NAME, trim=trim_pod, changed=self._changed),
             Informer(self.kube, "v1", "Node", labels=node_selector(workflow.get("spec") or {}), trim=trim_node,
                      changed=self._changed),
             *(Informer(self.kube, API_VERSION, kind, ns, by_workflow, changed=self._changed)
@@ -208,12 +220,20 @@ class Observer:
         return {name: cm for name, informer in self.results.items() if (cm := informer.get(name)) is not None}
 
     def pods(self) -> dict[str, list[Obj]]:
-        """Job -> its pods, by name (the lists are shared: callers must not change them)."""
+        """Job -> its pods as NVCRE's Job controller finds them, by the Job's label (the workers), by name (the lists
+        are shared: callers must not change them)."""
+        return {job: lists[1] for job, lists in self._lists().items()}
+
+    def workload_pods(self) -> dict[str, list[Obj]]:
+        """Job -> every pod of its workload (the MPI launcher too), as a measurement finds them by JobSet (shared)."""
+        return {job: lists[0] for job, lists in self._lists().items()}
+
+    def _lists(self) -> dict[str, tuple[list[Obj], list[Obj]]]:
         pods = self.informers[("v1", "Pod")]
         with self._wake:
             for job in self._job_pods.keys() - self._pod_lists.keys():
-                found = (pods.get(name) for name in sorted(self._job_pods[job]))
-                self._pod_lists[job] = [pod for pod in found if pod is not None]
+                found = [pod for pod in (pods.get(name) for name in sorted(self._job_pods[job])) if pod is not None]
+                self._pod_lists[job] = (found, [pod for pod in found if pod_owner(pod)[1]])
             return {job: self._pod_lists[job] for job in sorted(self._job_pods)}
 
     def nodes(self) -> list[Obj]:
@@ -294,7 +314,7 @@ class Observer:
             self._index_pod(name, pod)
         jobs = {before[1]} if before else set()
         if pod is not None:
-            jobs |= {(_meta(pod).get("labels") or {}).get(LABEL_JOB, "")} - {""}
+            jobs |= {pod_owner(pod)[0]} - {""}
         return jobs
 
     def _index_pod(self, name: str, pod: Obj | None) -> None:
@@ -316,7 +336,7 @@ class Observer:
         if pod is None:
             return
         at = str((pod.get("spec") or {}).get("nodeName") or "")
-        owner = str((_meta(pod).get("labels") or {}).get(LABEL_JOB) or "")
+        owner = pod_owner(pod)[0]
         if not owner:
             return
         self._pod_at[name] = (at, owner)

@@ -236,7 +236,7 @@ class Driver:
         for kind in self.passes:
             # Each measurement's reads and writes touch only it: they go in parallel, as the Jobs' do, so many
             # groups ending together do not wait for each other's log reads.
-            items = kind.open(chosen, world.jobs, world.pods)
+            items = kind.open(chosen, world.jobs, self.worlds.workload_pods)
             if items:
                 acted |= any(list(pool.map(functools.partial(self._measure, kind, now), items)))
         return acted
@@ -254,7 +254,7 @@ class Driver:
         world = dataclasses.replace(world, configmaps=self.observer.node_results(),
                                     volumes=volumes.observe(self.kube, world.workflow))
         step = workflow_tier.reconcile(world)
-        read = self.worlds.read_timeout_logs(step.wants_logs, world)
+        read = self.worlds.read_timeout_logs(step.wants_logs)
         outcome = self._apply(step, self.name)
         failure = outcome.collision
         if outcome.failed_create:

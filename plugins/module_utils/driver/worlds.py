@@ -47,6 +47,9 @@ class Worlds:
         self.kube, self.namespace, self.observer = kube, namespace, observer
         self.timeout_logs: dict[str, Obj] = {}  # Job name -> failureLog, read when it timed out
         self.health: dict[tuple[str, str], tuple[str, bool]] = {}
+        # Every pod of each Job's workload, the MPI launcher included: measurements and timeouts read the launcher,
+        # which (as NVCRE's) carries no Job label, so the Job tier's pods leave it out.
+        self.workload_pods: dict[str, list[Obj]] = {}
 
     def observe(self, wf: Obj, now: datetime, wanted: set[str] | None) -> tuple[WorkflowWorld, dict[str, JobWorld]]:
         """The worlds, from the caches; JobWorlds only for the Jobs in `wanted` (None: every Job)."""
@@ -54,6 +57,7 @@ class Worlds:
         jobs = dict(sorted(obs.items(API_VERSION, JOB).items()))
         workloads = obs.items(TRAINER_API_VERSION, TRAINJOB) if jobs else {}
         pods = obs.pods() if jobs else {}
+        self.workload_pods = obs.workload_pods() if jobs else {}
         nodes = obs.nodes()
         refs = (wf.get("status") or {}).get("dependencyRefs") or []
         dependencies = obs.dependencies((r["apiVersion"], r["kind"]) for r in refs)
@@ -80,10 +84,10 @@ class Worlds:
             out += [m for _n, m in sorted(self.observer.items(API_VERSION, kind).items())]
         return out
 
-    def read_timeout_logs(self, wanted: list[str], world: WorkflowWorld) -> bool:
+    def read_timeout_logs(self, wanted: list[str]) -> bool:
         """The log tails the tier needs before it fails timed-out Jobs (§8.6), kept for the passes that follow."""
         for name in wanted:
-            target = attribution.timeout_target(world.pods.get(name, []))
+            target = attribution.timeout_target(self.workload_pods.get(name, []))
             log = self.kube.log_tail(self.namespace, target[0]["metadata"]["name"], target[1]) if target else ""
             self.timeout_logs[name] = attribution.timeout_failure_log(target, log)
         return bool(wanted)

@@ -30,6 +30,7 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.api.vocab
     ANNOTATION_GROUP_NODES,
     LABEL_JOB,
 )
+from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile.measurement_pods import JOBSET_NAME
 from ansible_collections.cre.certification.plugins.module_utils.kube.errors import ApiError, NotServed, Target
 from ansible_collections.cre.certification.plugins.module_utils.kube.watch import Informer
 
@@ -306,7 +307,8 @@ def watch_in_memory(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def instant_workloads(failing: Iterable[str] = ()) -> Callable[[MemoryKube, str, Obj], None]:
-    """Trainer and the kubelet, at once: a TrainJob created runs its pods (one a group node, labelled with its Job)
+    """Trainer and the kubelet, at once: a TrainJob created runs its pods (one a group node, labelled with its Job
+    and, as JobSet labels every pod it makes, with its JobSet's name)
     to the end, Succeeded, or Failed with exit 1 for the Jobs named in `failing`."""
     fail = set(failing)
 
@@ -326,7 +328,8 @@ def instant_workloads(failing: Iterable[str] = ()) -> Callable[[MemoryKube, str,
             term = {"exitCode": 1 if failed else 0, "reason": "Error" if failed else "Completed",
                     "finishedAt": "2026-01-01T00:01:00Z"}
             kube.put({"apiVersion": "v1", "kind": "Pod",
-                      "metadata": {"name": pod, "namespace": meta["namespace"], "labels": {LABEL_JOB: job_name},
+                      "metadata": {"name": pod, "namespace": meta["namespace"],
+                                   "labels": {LABEL_JOB: job_name, JOBSET_NAME: meta["name"]},
                                    "ownerReferences": [owner]},
                       "spec": {"nodeName": node, "containers": [{"name": "node"}]},
                       "status": {"phase": "Failed" if failed else "Succeeded",

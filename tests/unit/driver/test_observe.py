@@ -157,3 +157,33 @@ def test_a_node_result_write_goes_to_its_own_cache_and_wakes_no_pass():
 def test_a_pass_waits_longer_for_its_burst_the_more_groups_run(running, seconds):
     # Up to 16 groups a run reacts within 50 ms; 128 groups' streams of events are gathered for 0.3 s, no longer.
     assert observe.settle(running) == pytest.approx(seconds)
+
+
+def workload_pod(name: str, labels: dict[str, str], node: str = "n1") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "resourceVersion": "1", "labels": labels},
+            "spec": {"nodeName": node}}
+
+
+@pytest.mark.parametrize(("labels", "owner"), [
+    ({observe.LABEL_JOB: "j", observe.JOBSET_NAME: "j-workload"}, ("j", True)),   # a worker
+    ({observe.JOBSET_NAME: "j-workload"}, ("j", False)),                          # NVCRE's MPI launcher
+    ({observe.JOBSET_NAME: "someone-elses"}, ("", False)),                        # not a Job's workload
+    ({}, ("", False)),
+])
+def test_a_pods_job_is_its_label_else_its_jobsets_name(labels, owner):
+    assert observe.pod_owner(workload_pod("p", labels)) == owner
+
+
+def test_the_launcher_is_a_workload_pod_but_not_one_of_the_jobs_labelled_pods():
+    """NVCRE's Job controller finds the Job's pods by its label (the workers); a measurement finds the launcher by
+    its JobSet. A launcher's change still wakes its Job."""
+    obs = observer()
+    obs.record(workload_pod("j-workload-node-0-0", {observe.LABEL_JOB: "j", observe.JOBSET_NAME: "j-workload"}))
+    obs.take()
+    obs.record(workload_pod("j-workload-launcher-0-0", {observe.JOBSET_NAME: "j-workload"}, node="n2"))
+    assert obs.take().jobs == {"j"}
+    assert [p["metadata"]["name"] for p in obs.pods()["j"]] == ["j-workload-node-0-0"]
+    assert [p["metadata"]["name"] for p in obs.workload_pods()["j"]] == [
+        "j-workload-launcher-0-0", "j-workload-node-0-0"]
+    obs.record({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2", "resourceVersion": "7"}})
+    assert obs.take().jobs == {"j"}  # the launcher's node reaches its Job

@@ -2,8 +2,9 @@
 
 `build` is NVCRE's `workload.BuildObject` for the TrainJob adapter: validate the user's
 `workloadMetadata.labels`, merge them with the adapter's, add the ownership labels and the controller owner
-reference, and inject the pod label `nvcre.nvidia.com/job` into every replicatedJob's pod template through a
-runtimePatch. `status` is the adapter's GetStatus: the TrainJob's conditions as a workload phase.
+reference, and inject the pod label `nvcre.nvidia.com/job` into the worker replicatedJob's pod template through a
+runtimePatch (NVCRE's InjectPodLabel: the MPI launcher's pods carry no such label). `status` is the adapter's
+GetStatus: the TrainJob's conditions as a workload phase.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from ..api.vocabulary import (
     TRAINJOB,
 )
 from ..spec import gang
-from .jobs import DEFAULT_TARGET
+from .jobs import DEFAULT_TARGET, LAUNCHER
 
 # Trainer requires a domain-prefixed manager per runtimePatch; ours names the label it owns.
 POD_LABEL_PATCH_MANAGER = "nvcre.nvidia.com/job"
@@ -74,17 +75,22 @@ def _labels(spec: Obj, train_job: Obj, job_name: str) -> dict[str, str]:
     return {**adapter, **user, LABEL_MANAGED_BY: MANAGED_BY_NVCRE, LABEL_JOB: job_name}
 
 
+def worker_target(train_job: Obj) -> str:
+    """NVCRE's workerTargetJob: the first replicatedJob the patches address that is not the launcher, else `node`."""
+    names = (rj.get("name") or "" for rj in gang.runtime_patch_jobs(train_job))
+    return next((name for name in names if name and name != LAUNCHER), DEFAULT_TARGET)
+
+
 def _inject_pod_label(train_job: Obj, job_name: str) -> None:
-    """Append our runtimePatch labelling the pods of every replicatedJob the patches address (`node` if none).
+    """Append our runtimePatch labelling the worker replicatedJob's pods.
 
     The user's patches are kept in order; a stale patch of our manager is replaced, not duplicated.
     """
-    targets = list(dict.fromkeys(rj.get("name", "") for rj in gang.runtime_patch_jobs(train_job))) or [DEFAULT_TARGET]
     patches = [p for p in train_job.get("runtimePatches") or [] if (p or {}).get("manager") != POD_LABEL_PATCH_MANAGER]
+    train_job["runtimePatches"] = patches  # a stale patch of ours names no worker
     patches.append({"manager": POD_LABEL_PATCH_MANAGER, "trainingRuntimeSpec": {"template": {"spec": {
-        "replicatedJobs": [{"name": target, "template": {"spec": {"template": {"metadata": {
-            "labels": {LABEL_JOB: job_name}}}}}} for target in targets]}}}})
-    train_job["runtimePatches"] = patches
+        "replicatedJobs": [{"name": worker_target(train_job), "template": {"spec": {"template": {"metadata": {
+            "labels": {LABEL_JOB: job_name}}}}}}]}}}})
 
 
 def status(train_job: Obj) -> tuple[str, str]:
