@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries
-from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes
+from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build, mocknodes
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan.render import render
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan.workloadrun_build import build_workflow
 
@@ -198,3 +198,78 @@ def test_the_launcher_and_the_workers_run_the_trainers_nccl_tests_image(variant,
     jobs = replicated_jobs(workflow)
     assert workflow["spec"]["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]["image"] == image
     assert container(jobs["launcher"])["image"] == container(jobs["node"])["image"] == image
+
+
+# Nscale NKS (NVCRE nscale-ib-env.yaml and nscale-b200-ib-env.yaml, testdata/certification-render-nscale, newest
+# in the asivanadi0/cluster-readiness-engine snapshot 5b13c30c): what mpirun forwards, then B200's tuning.
+NSCALE_LEADING = ["--allow-run-as-root", "--mca", "plm_rsh_args", "-o StrictHostKeyChecking=no"]
+B200_TUNING = ["NCCL_IB_QPS_PER_CONNECTION=8", "NCCL_MIN_NCHANNELS=32", "NCCL_MIN_CTAS=64"]
+# NVCRE's cases: all-reduce at full scale, all-gather intra-rack, alltoall diagnose; binary, then its flags.
+NSCALE_MPI = {
+    "nccl-all-reduce": ({}, ["/usr/local/bin/all_reduce_perf_mpi", "-b", "8", "-e", "16G", "-f", "2", "-n", "100",
+                             "-N", "10"]),
+    "nccl-all-gather": ({"testScale": "intra-rack"}, ["/usr/local/bin/all_gather_perf_mpi", "-b", "8", "-e", "16G",
+                                                      "-f", "2", "-n", "100", "-N", "10"]),
+    "nccl-alltoall": ({"testScale": "diagnose"}, ["/usr/local/bin/alltoall_perf_mpi", "-d", "uint8", "-b", "8", "-e",
+                                                  "16G", "-f", "2", "-n", "5", "-N", "1"]),
+}
+
+
+def nscale_ib_env(mnnvl: str) -> list[str]:
+    return ["NCCL_SOCKET_IFNAME=eth0", "NCCL_DEBUG=INFO", "NCCL_NVLS_ENABLE=1", "NCCL_CUMEM_ENABLE=1",
+            "NCCL_P2P_NET_CHUNKSIZE=2097152", f"NCCL_MNNVL_ENABLE={mnnvl}", "NCCL_IB_PCI_RELAXED_ORDERING=1",
+            "SHARP_COLL_ENABLE_PCI_RELAXED_ORDERING=1", "OMPI_MCA_btl_openib_warn_default_gid_prefix=0",
+            "PMIX_MCA_gds=^ds12"]
+
+
+def nscale_nodes(arch: str) -> list[Obj]:
+    """Nscale NKS nodes (OpenStack providerID, the rdmashare resource) with B200 or GB300 GPUs."""
+    nodes = mocknodes.mock_nodes("onprem", "gb300" if arch == "gb300" else "b300", 8)
+    for i, node in enumerate(nodes):
+        node["spec"]["providerID"] = f"openstack:///{i:08d}"
+        node["metadata"]["labels"]["nvidia.com/gpu.product"] = "NVIDIA-GB300" if arch == "gb300" else "NVIDIA-B200"
+        node["metadata"]["labels"]["topology.nks.nscale.com/accelerator-domain"] = "domain-0"
+        for key in ("capacity", "allocatable"):
+            node["status"][key]["nscale.com/rdmashare"] = "1"
+    return nodes
+
+
+def nscale_workflow(variant: str, arch: str, options: Obj | None = None) -> Obj:
+    """The Workflow certification_run builds for an 8-node Nscale Certification of that category."""
+    category = {"domain": "communication", "variant": variant, **({"options": options} if options else {})}
+    cert = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification",
+            "metadata": {"name": "nscale-cert", "namespace": "ns", "uid": "uid-1"},
+            "spec": {"nodesPerJob": 8, "categories": [category]}}
+    return category_build.build_workflow(cert, category, platform="nscale", gpu_architecture=arch, available_nodes=8,
+                                         nodes=nscale_nodes(arch))
+
+
+def env_strings(env: list[Obj] | None) -> list[str]:
+    return [f"{e['name']}={e['value']}" for e in env or []]
+
+
+def x_pairs(names: list[str]) -> list[str]:
+    return [arg for name in names for arg in ("-x", name)]
+
+
+@pytest.mark.parametrize(("arch", "gpus", "mnnvl", "tuning"), [("b200", "8", "0", B200_TUNING), ("gb300", "4", "1", [])])
+@pytest.mark.parametrize("variant", sorted(NSCALE_MPI))
+def test_an_nscale_launcher_forwards_nvcres_ib_env(variant, arch, gpus, mnnvl, tuning):
+    """mpirun -x: the pod network for NCCL's bootstrap first, NCCL_NET unset, B200's QP/channel tuning last; the
+    launcher's and the workers' containers carry only GB300's ComputeDomain MNNVL switch."""
+    options, binary = NSCALE_MPI[variant]
+    workflow = nscale_workflow(variant, arch, options)
+    trainer = workflow["spec"]["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]
+    assert trainer["args"] == ["-N", gpus, *NSCALE_LEADING, *x_pairs(nscale_ib_env(mnnvl) + tuning), *binary]
+    assert "env" not in trainer
+    jobs = replicated_jobs(workflow)
+    assert env_strings(container(jobs["node"]).get("env")) == ([] if arch == "b200" else ["NCCL_MNNVL_ENABLE=1"])
+    assert env_strings(container(jobs["launcher"]).get("env")) == []
+
+
+@pytest.mark.parametrize(("arch", "mnnvl"), [("b200", "0"), ("gb300", "1")])
+@pytest.mark.parametrize(("variant", "tail"), [("nccl-loopback", ["NCCL_SHM_DISABLE=1", "NCCL_P2P_DISABLE=1"]),
+                                               ("nccl-loopback-nvswitch", [])])
+def test_an_nscale_loopback_runs_with_the_ib_env_and_no_b200_tuning(variant, tail, arch, mnnvl):
+    trainer = nscale_workflow(variant, arch)["spec"]["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]
+    assert env_strings(trainer["env"]) == nscale_ib_env(mnnvl) + tail
