@@ -133,8 +133,8 @@ def test_gcp_gke_interface_annotations_sit_on_the_node_job_not_on_its_pods(sourc
     node = replicated_jobs(workflow)["node"]
     assert set(node["template"]["metadata"]["annotations"]) == GKE_ANNOTATIONS
     assert node["template"]["metadata"]["annotations"]["networking.gke.io/default-interface"] == "eth0"
-    assert not GKE_ANNOTATIONS & set((node["template"]["spec"]["template"].get("metadata") or {})
-                                      .get("annotations") or {})
+    pod_meta = node["template"]["spec"]["template"].get("metadata") or {}
+    assert not GKE_ANNOTATIONS & set(pod_meta.get("annotations") or {})
 
 
 def rtx_nodes(gpus: int) -> list[Obj]:
