@@ -31,57 +31,73 @@ def junit_xml(report: dict) -> str:
     root = ET.Element("testsuites", name=report["name"])
     totals = {"tests": 0, "failures": 0, "skipped": 0}
     for cat in report["categories"]:
-        key = f"{cat['domain']}/{cat['variant']}"
-        suite = ET.SubElement(root, "testsuite", name=key)
-        counts = {"tests": 0, "failures": 0, "skipped": 0}
-        figures = _figures(cat)
-        if suite_properties := diagnose_report.diagnose_properties(cat):
-            holder = ET.SubElement(suite, "properties")
-            for prop, text in suite_properties.items():
-                ET.SubElement(holder, "property", name=prop, value=text)
-        confirmed = diagnose_report.confirmed_nodes(cat)
-        cases = list(cat["nodes"].items())
-        if not cases:
-            status = {PHASE_FAILED: NODE_FAILED, PHASE_SUCCEEDED: NODE_PASSED}.get(cat["status"], NODE_PENDING)
-            cases = [(cat["workflow"] or key, node_verdict(None, status, cat.get("failureCondition", ""),
-                                                           cat["failureReason"]))]
-        for node, verdict in cases:
-            case = ET.SubElement(suite, "testcase", name=node, classname=key)
-            counts["tests"] += 1
-            properties = {"group": verdict["group"], **figures.get(verdict["group"], {})} if verdict["group"] else {}
-            if cat.get("diagnose") and (role := diagnose_report.diagnose_role(cat["diagnose"], confirmed, node)):
-                properties["diagnose"] = role
-            properties.update(comparison_text.junit_properties(report, key, node, verdict))
-            if properties:
-                holder = ET.SubElement(case, "properties")
-                for prop, value in properties.items():
-                    ET.SubElement(holder, "property", name=prop, value=value)
-            if verdict["status"] == NODE_FAILED:
-                counts["failures"] += 1
-                message = verdict["message"] or (f"group {verdict['group']} failed" if verdict["group"] else "")
-                failure = ET.SubElement(case, "failure", message=message)
-                if verdict["reason"]:
-                    failure.set("type", verdict["reason"])
-                failure.text = f"{verdict['reason']}: {message}" if verdict["reason"] else message
-            elif verdict["status"] == NODE_SKIPPED:
-                counts["skipped"] += 1
-                ET.SubElement(case, "skipped", message=verdict["message"])
-            elif verdict["status"] == NODE_PENDING:
-                counts["skipped"] += 1
-                ET.SubElement(case, "skipped", message=f"category {key} is {cat['status']}")
-        for fault in (cat.get("diagnose") or {}).get("infrastructureFaults") or []:
-            case = ET.SubElement(suite, "testcase", name=f"infrastructure {fault.get('domain', '')}", classname=key)
-            counts["tests"] += 1
-            counts["failures"] += 1
-            message = (f"infrastructure fault between [{', '.join(fault.get('groupA') or [])}] and "
-                       f"[{', '.join(fault.get('groupB') or [])}] ({fault.get('stage', '')})")
-            ET.SubElement(case, "failure", message=message, type="InfrastructureFault").text = message
-        for attr, value in counts.items():
-            suite.set(attr, str(value))
+        for attr, value in _suite(root, report, cat).items():
             totals[attr] += value
-        if cat["runtime"]:
-            suite.set("time", str(seconds(cat["runtime"])))
     for attr, value in totals.items():
         root.set(attr, str(value))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _suite(root: ET.Element, report: dict, cat: dict) -> dict[str, int]:
+    """The category's testsuite; returns its counts."""
+    key = f"{cat['domain']}/{cat['variant']}"
+    suite = ET.SubElement(root, "testsuite", name=key)
+    counts = {"tests": 0, "failures": 0, "skipped": 0}
+    figures = _figures(cat)
+    _properties(suite, diagnose_report.diagnose_properties(cat))
+    confirmed = diagnose_report.confirmed_nodes(cat)
+    cases = list(cat["nodes"].items())
+    if not cases:
+        status = {PHASE_FAILED: NODE_FAILED, PHASE_SUCCEEDED: NODE_PASSED}.get(cat["status"], NODE_PENDING)
+        cases = [(cat["workflow"] or key, node_verdict(None, status, cat.get("failureCondition", ""),
+                                                       cat["failureReason"]))]
+    for node, verdict in cases:
+        case = ET.SubElement(suite, "testcase", name=node, classname=key)
+        counts["tests"] += 1
+        properties = {"group": verdict["group"], **figures.get(verdict["group"], {})} if verdict["group"] else {}
+        if cat.get("diagnose") and (role := diagnose_report.diagnose_role(cat["diagnose"], confirmed, node)):
+            properties["diagnose"] = role
+        properties.update(comparison_text.junit_properties(report, key, node, verdict))
+        _properties(case, properties)
+        outcome = _outcome(case, verdict, f"category {key} is {cat['status']}")
+        if outcome:
+            counts[outcome] += 1
+    for fault in (cat.get("diagnose") or {}).get("infrastructureFaults") or []:
+        case = ET.SubElement(suite, "testcase", name=f"infrastructure {fault.get('domain', '')}", classname=key)
+        counts["tests"] += 1
+        counts["failures"] += 1
+        message = (f"infrastructure fault between [{', '.join(fault.get('groupA') or [])}] and "
+                   f"[{', '.join(fault.get('groupB') or [])}] ({fault.get('stage', '')})")
+        ET.SubElement(case, "failure", message=message, type="InfrastructureFault").text = message
+    for attr, value in counts.items():
+        suite.set(attr, str(value))
+    if cat["runtime"]:
+        suite.set("time", str(seconds(cat["runtime"])))
+    return counts
+
+
+def _properties(parent: ET.Element, properties: dict[str, str]) -> None:
+    """A <properties> element, only when there is one to hold."""
+    if properties:
+        holder = ET.SubElement(parent, "properties")
+        for prop, value in properties.items():
+            ET.SubElement(holder, "property", name=prop, value=value)
+
+
+def _outcome(case: ET.Element, verdict: dict, pending: str) -> str:
+    """The testcase's <failure> or <skipped>; the count it adds to ("failures", "skipped" or "" for a pass)."""
+    if verdict["status"] == NODE_FAILED:
+        message = verdict["message"] or (f"group {verdict['group']} failed" if verdict["group"] else "")
+        failure = ET.SubElement(case, "failure", message=message)
+        if verdict["reason"]:
+            failure.set("type", verdict["reason"])
+        failure.text = f"{verdict['reason']}: {message}" if verdict["reason"] else message
+        return "failures"
+    if verdict["status"] == NODE_SKIPPED:
+        ET.SubElement(case, "skipped", message=verdict["message"])
+        return "skipped"
+    if verdict["status"] == NODE_PENDING:
+        ET.SubElement(case, "skipped", message=pending)
+        return "skipped"
+    return ""
