@@ -15,17 +15,9 @@ import jsonpointer
 import pytest
 import yaml
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import (
-    Create,
-    Ref,
-    UpdateStatus,
-    event_message,
-)
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Create, Ref, UpdateStatus, event_message
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan.dependencies import DependencyPlan
-from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import (
-    ownership,
-    workflow_tier,
-)
+from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import ownership, workflow_tier
 from tests.unit.engine.reconcile.workflow_sim import Sim, condition
 
 DATA = Path(__file__).parents[1] / "data" / "reconcile_workflow"
