@@ -16,8 +16,8 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.api.vocab
 from tools.sim import cluster, profiles
 
 from .conftest import Sim
+from .one_category import NODES, certify, failed
 from .seed import NVCRE, items
-from .test_sim_fidelity import NODES, certify, failed
 
 pytestmark = pytest.mark.clusters(("aws-h100", 16), ("aws-gb200", 16))
 

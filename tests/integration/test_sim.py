@@ -197,6 +197,7 @@ def test_unknown_gpu_product_stays_pending(sim: Sim, namespace: str) -> None:
         time.sleep(0.3)
     assert scheduled is not None and scheduled.status == "False" and scheduled.reason == "Unschedulable"
     assert "node affinity" in scheduled.message
+    # A fixed wait, only to prove what must NOT happen: a later scheduling attempt binds the pod to some node.
     time.sleep(2)
     pod = core.read_namespaced_pod("nowhere", namespace)
     assert pod.status.phase == "Pending" and not pod.spec.node_name

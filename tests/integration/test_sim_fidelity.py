@@ -16,17 +16,16 @@ import pytest
 from kubernetes import client
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.vocabulary import ANNOTATION_GROUP_NODES
-from tests.ansible_run import ansible_module
 from tools.sim import cluster, ranks, stages
 from tools.sim.state import ClusterState
 
 from .conftest import Sim
+from .one_category import NODES, certify, failed
 from .pods_seen import Seen, watching
 from .seed import NVCRE, items
 
 pytestmark = pytest.mark.clusters(("aws-h100", 16))
 
-NODES = [f"gpu-node-{i:03d}" for i in range(16)]
 BAD = "gpu-node-005"
 _ns = itertools.count()
 # The fault matrix: one node per kind, each in a group of its own (groups of two run gpu-node-000/001, 002/003...).
@@ -57,20 +56,6 @@ def watched(h100: Sim) -> Iterator[tuple[str, Seen]]:
         cluster.fault(h100.name, node, "none")
     if ClusterState.load(h100.name).links:
         cluster.fault(h100.name, DOMAINS[0], "none")
-
-
-def certify(sim: Sim, ns: str, variant: str, domain: str = "communication", **options: object) -> dict:
-    rc, result = ansible_module("certification_run", {
-        "kubeconfig": str(sim.kubeconfig), "name": "fidelity", "namespace": ns,
-        "categories": [{"domain": domain, "variant": variant, "options": options}],
-        "poll_interval": 0.5, "timeout": 240}, timeout=300)
-    assert rc == 0, result
-    (category,) = result["categories"]
-    return category
-
-
-def failed(category: dict) -> dict[str, str]:
-    return {f["name"]: f["reason"] for f in category["failed_nodes"]}
 
 
 def inject_at_start(sim: Sim) -> None:

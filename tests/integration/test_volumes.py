@@ -5,20 +5,18 @@ another Workflow stamped is untouched, and deleting the Workflow mid-run leaves 
 the workload's pods mount the claim (so the claim goes only after the garbage collector has removed them)."""
 from __future__ import annotations
 
-import copy
 import threading
-import time
 from collections.abc import Iterator
 
 import pytest
-from kubernetes import client, watch
+from kubernetes import client
 
 from tests.ansible_run import ansible_module
 
 from .conftest import Sim, own_sim
+from .pvs_seen import KEY, PVWatch, wait_for
 from .seed import NVCRE, nodes, workflow
 
-KEY = "nvcre.nvidia.com/workflow-uid"
 CLAIM = "ckpt-f8135-job"  # job-scoped copy of `ckpt` for the one group (§7.2)
 
 
@@ -73,42 +71,6 @@ def foreign_pv(sim: Sim, namespace: str) -> str:
                  "persistentVolumeReclaimPolicy": "Retain", "hostPath": {"path": f"/tmp/cre-sim-volumes/{name}"},
                  "claimRef": {"namespace": namespace, "name": CLAIM, "uid": "00000000-0000-0000-0000-000000000000"}}})
     return name
-
-
-def wait_for(check, seconds: float = 60):
-    deadline = time.monotonic() + seconds
-    while not (found := check()) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    return found
-
-
-class PVWatch:
-    """Every change of the PVs as the apiserver reports it: (event, name, reclaim policy, phase, annotation), until
-    `close()`. Short watches, each resumed from the last resourceVersion seen, so closing takes a second or two."""
-
-    def __init__(self, sim: Sim) -> None:
-        self.sim, self.seen, self.stop = sim, list[tuple[str, str, str, str, str]](), threading.Event()
-        self.thread = threading.Thread(target=self.follow, daemon=True)
-        self.thread.start()
-
-    def follow(self) -> None:
-        core = client.CoreV1Api(copy.copy(self.sim.api))
-        version = ""
-        while not self.stop.is_set():
-            since = {"resource_version": version} if version else {}
-            for event in watch.Watch().stream(core.list_persistent_volume, timeout_seconds=1, **since):
-                pv = event["object"]
-                version = pv.metadata.resource_version
-                self.seen.append((event["type"], pv.metadata.name, pv.spec.persistent_volume_reclaim_policy,
-                                  (pv.status.phase if pv.status else "") or "",
-                                  (pv.metadata.annotations or {}).get(KEY, "")))
-
-    def close(self) -> None:
-        self.stop.set()
-        self.thread.join(timeout=30)
-
-    def of(self, name: str) -> list[tuple[str, str, str, str]]:
-        return [(e, policy, phase, stamp) for e, n, policy, phase, stamp in self.seen if n == name]
 
 
 def test_the_claims_pv_is_stamped_while_running_then_deleted_after_the_claim(cluster: Sim) -> None:

@@ -16,7 +16,7 @@ from kubernetes import client
 from tests.ansible_run import ROOT
 
 from .conftest import Sim, own_sim
-from .test_volumes import PVWatch, wait_for
+from .pvs_seen import PVWatch, wait_for
 
 
 @pytest.fixture(scope="module")

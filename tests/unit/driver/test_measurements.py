@@ -7,7 +7,7 @@ from typing import Any
 from ansible_collections.cre.certification.plugins.module_utils.driver.measurements import BandwidthPass, Memory, extend
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import builtin_profile
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile.measurement import LogRead, Read
-from tests.unit.engine.reconcile.test_bandwidth_tier import LOG, job, measurement, pod
+from tests.unit.engine.reconcile.bandwidth_objects import LOG, job, measurement, pod
 
 A = "2026-03-02T10:00:05.100000000Z one\n"
 B = "2026-03-02T10:00:05.900000000Z two\n"

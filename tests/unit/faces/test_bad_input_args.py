@@ -4,9 +4,6 @@ connection at all, so nothing can have been written. (The cases that are refused
 the roles' cases, run against a live cluster: tests/integration/test_bad_input_live.py.)"""
 from __future__ import annotations
 
-import socket
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,46 +11,11 @@ import pytest
 import yaml
 
 from tests.bad_input_cases import base_args, case_args
+from tests.unit.faces.listener import Listener
 
 DATA = Path(__file__).parent / "data"
 CASES = yaml.safe_load((DATA / "bad_input_args.yaml").read_text())
 WORKFLOW = yaml.safe_load((Path(__file__).parents[2] / "integration" / "data" / "workflow.yaml").read_text())
-
-
-class Listener:
-    """A local TCP server that counts the connections it is offered and answers none."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.port = int(self.sock.getsockname()[1])
-        self.connections = 0
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _addr = self.sock.accept()
-            except OSError:  # closed
-                return
-            self.connections += 1
-            conn.close()
-
-
-@pytest.fixture
-def api_server(tmp_path: Path) -> Iterator[tuple[Listener, Path]]:
-    """The listener and a kubeconfig that points at it."""
-    listener = Listener()
-    kubeconfig = tmp_path / "kubeconfig.yaml"
-    kubeconfig.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": f"https://127.0.0.1:{listener.port}",
-                                               "insecure-skip-tls-verify": True}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
-        "users": [{"name": "u", "user": {"token": "t"}}]}))
-    yield listener, kubeconfig
-    listener.sock.close()
 
 
 def test_corpus_is_large_enough() -> None:

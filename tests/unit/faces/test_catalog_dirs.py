@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.unit.faces.test_bad_input_args import Listener, api_server  # noqa: F401  # pylint: disable=unused-import
+from tests.unit.faces.listener import Listener
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "catalog"
 GEMM = (EXAMPLE / "compute" / "gemm-burn-in.yaml").read_text()
@@ -41,7 +41,7 @@ def test_catalog_info_lists_the_good_entry_as_the_user_s_and_the_broken_one_as_a
 
 
 def test_a_broken_user_category_is_refused_with_its_file_and_field_path_before_any_request(
-        tmp_path: Path, api_server: tuple[Listener, Path], run_action: Any) -> None:  # noqa: F811
+        tmp_path: Path, api_server: tuple[Listener, Path], run_action: Any) -> None:
     listener, kubeconfig = api_server
     folder = user_catalog(tmp_path)
     result = run_action("certification_run", {
@@ -55,7 +55,7 @@ def test_a_broken_user_category_is_refused_with_its_file_and_field_path_before_a
 
 
 def test_a_missing_catalog_dir_and_a_user_category_without_its_dir_are_refused(
-        tmp_path: Path, api_server: tuple[Listener, Path], run_action: Any) -> None:  # noqa: F811
+        tmp_path: Path, api_server: tuple[Listener, Path], run_action: Any) -> None:
     listener, kubeconfig = api_server
     result = run_action("certification_run", {"kubeconfig": str(kubeconfig), "name": "mine",
                                               "catalog_dirs": [str(tmp_path / "nowhere")], "categories": ["x/y"]})

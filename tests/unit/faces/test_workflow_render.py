@@ -7,9 +7,9 @@ import pytest
 import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes
-from ansible_collections.cre.certification.plugins.module_utils.kube.client import auth_argument_spec
 from ansible_collections.cre.certification.plugins.modules import workflow_render as stub
 from tests.ansible_run import ansible_module
+from tests.unit.faces.module_stub import documented_spec
 
 ROOT = Path(__file__).resolve().parents[3]
 WORKFLOW_FILE = ROOT / "tests" / "unit" / "engine" / "data" / "render" / "_workflow.yaml"
@@ -78,16 +78,9 @@ def test_nodes_file_shapes(shape, tmp_path, run_action):
 
 
 def test_documentation_matches_the_argument_spec():
-    options = yaml.safe_load(stub.DOCUMENTATION)["options"]
-    auth = auth_argument_spec()  # documented by the kubernetes.core.k8s_auth_options fragment
-    spec = {k: v for k, v in stub.SPEC["argument_spec"].items() if k not in auth}
-    assert set(options) == set(spec)
-    for name, option in options.items():
-        assert {k: option[k] for k in ("type", "elements", "choices", "default") if k in option} == spec[name], name
+    spec = documented_spec(stub, ("type", "elements", "choices", "default"))
     assert spec["platform"]["choices"] == list(mocknodes.PLATFORMS)
     assert spec["gpu_architecture"]["choices"] == list(mocknodes.ARCHITECTURES)
-    for section in (stub.EXAMPLES, stub.RETURN):
-        assert yaml.safe_load(section)
 
 
 def ansible(args: dict) -> tuple[int, dict]:

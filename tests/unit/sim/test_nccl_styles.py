@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tests.unit.sim.test_sim_bandwidth_faults import NOW, group, nodes, peak
+from tests.unit.sim.nccl_groups import NOW, group, nodes, peak
 from tools.sim import launcher_prefix, nccl_info, nccl_output, nccl_tables, workload_logs
 from tools.sim.log_style import Style
 from tools.sim.nccl_info import Process

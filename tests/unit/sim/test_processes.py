@@ -24,9 +24,12 @@ def sleeper(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     deadline = time.monotonic() + 30
     while not processes.alive(proc.pid, owner) and time.monotonic() < deadline:
         time.sleep(0.01)
-    yield proc, owner
-    proc.kill()
-    proc.wait()
+    try:
+        assert processes.alive(proc.pid, owner), "the child never showed its own command line"
+        yield proc, owner
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_a_process_counts_as_the_clusters_only_when_its_command_line_names_it(

@@ -95,15 +95,20 @@ def test_parse(case):
     assert checked, "a case must expect something"
 
 
-@pytest.mark.parametrize("case", PROFILES, ids=lambda c: c["id"])
-def test_from_profile(case):
-    profile = {"metadata": {"name": "p"}, "spec": {"timestamp": {"layout": "2006-01-02"}, "patterns": case["patterns"]}}
-    if "error" not in case:
-        assert set(GoodputParser.from_profile(profile).patterns) == set(case["patterns"]) - {
-            "bandwidthResult", "networkTransport"}
-        return
+def goodput_profile(case: dict) -> dict:
+    return {"metadata": {"name": "p"}, "spec": {"timestamp": {"layout": "2006-01-02"}, "patterns": case["patterns"]}}
+
+
+@pytest.mark.parametrize("case", [c for c in PROFILES if "error" not in c], ids=lambda c: c["id"])
+def test_from_profile_keeps_the_goodput_patterns(case):
+    assert set(GoodputParser.from_profile(goodput_profile(case)).patterns) == set(case["patterns"]) - {
+        "bandwidthResult", "networkTransport"}
+
+
+@pytest.mark.parametrize("case", [c for c in PROFILES if "error" in c], ids=lambda c: c["id"])
+def test_from_profile_refuses_a_bad_profile(case):
     with pytest.raises(LogProfileError) as err:
-        GoodputParser.from_profile(profile)
+        GoodputParser.from_profile(goodput_profile(case))
     assert str(err.value) == case["error"]
 
 

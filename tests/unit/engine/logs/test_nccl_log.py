@@ -21,14 +21,20 @@ def rows(table: list[list]) -> list[nccl_log.NcclRow]:
     return [nccl_log.NcclRow(size, alg, bus) for size, alg, bus in table]
 
 
-@pytest.mark.parametrize("case", PROFILES, ids=lambda c: c["id"])
-def test_from_profile(case):
-    profile = {"metadata": {"name": "p"}, "spec": {"timestamp": {"layout": "x"}, "patterns": case["patterns"]}}
-    if "error" not in case:
-        assert nccl_log.NcclParser.from_profile(profile).result.pattern == case["patterns"]["bandwidthResult"]["regex"]
-        return
+def nccl_profile(case: dict) -> dict:
+    return {"metadata": {"name": "p"}, "spec": {"timestamp": {"layout": "x"}, "patterns": case["patterns"]}}
+
+
+@pytest.mark.parametrize("case", [c for c in PROFILES if "error" not in c], ids=lambda c: c["id"])
+def test_from_profile_reads_the_bandwidth_result_pattern(case):
+    parser = nccl_log.NcclParser.from_profile(nccl_profile(case))
+    assert parser.result.pattern == case["patterns"]["bandwidthResult"]["regex"]
+
+
+@pytest.mark.parametrize("case", [c for c in PROFILES if "error" in c], ids=lambda c: c["id"])
+def test_from_profile_refuses_a_bad_profile(case):
     with pytest.raises(LogProfileError) as err:
-        nccl_log.NcclParser.from_profile(profile)
+        nccl_log.NcclParser.from_profile(nccl_profile(case))
     assert str(err.value) == case["error"]
 
 

@@ -39,18 +39,29 @@ def test_resolved_gang_scheduler(case):
     assert category_build.resolved_gang_scheduler(case["spec"]) == case["expect"]
 
 
-@pytest.mark.parametrize("case", load("labels.yaml"), ids=lambda c: c["name"])
-def test_workload_labels(case):
-    spec = {"jobTemplate": {"spec": {}}}
+LABELS = load("labels.yaml")
+
+
+def labels_spec(case: dict) -> dict:
+    """A jobTemplate with the catalog's workload labels of `case`, if any."""
+    spec: dict = {"jobTemplate": {"spec": {}}}
     if case.get("catalog"):
         spec["jobTemplate"]["spec"]["workloadMetadata"] = {"labels": case["catalog"]}
-    if "error" in case:
-        with pytest.raises(InputError) as err:
-            category_build.apply_workload_labels(spec, case.get("user"), case.get("gang"))
-        assert str(err.value) == case["error"]
-    else:
-        category_build.apply_workload_labels(spec, case.get("user"), case.get("gang"))
-        assert at(spec, "jobTemplate.spec.workloadMetadata.labels") == case["expect"]
+    return spec
+
+
+@pytest.mark.parametrize("case", [c for c in LABELS if "error" not in c], ids=lambda c: c["name"])
+def test_workload_labels(case):
+    spec = labels_spec(case)
+    category_build.apply_workload_labels(spec, case.get("user"), case.get("gang"))
+    assert at(spec, "jobTemplate.spec.workloadMetadata.labels") == case["expect"]
+
+
+@pytest.mark.parametrize("case", [c for c in LABELS if "error" in c], ids=lambda c: c["name"])
+def test_bad_workload_labels_are_refused(case):
+    with pytest.raises(InputError) as err:
+        category_build.apply_workload_labels(labels_spec(case), case.get("user"), case.get("gang"))
+    assert str(err.value) == case["error"]
 
 
 def test_unknown_category_fails_the_certification():
@@ -62,25 +73,31 @@ def test_unknown_category_fails_the_certification():
     category_build.check_categories({"categories": CATEGORIES})  # known ones pass
 
 
-@pytest.mark.parametrize("case", load("builds.yaml"), ids=lambda c: c["name"])
-def test_build_workflow(case, monkeypatch):
+BUILDS = load("builds.yaml")
+
+
+def build(case: dict, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """The Workflow `case` builds (its `extraOverride` appended to the catalog entry's overrides)."""
     if "extraOverride" in case:
-        build = entries.build_spec
+        build_spec = entries.build_spec
         monkeypatch.setattr(entries, "build_spec", lambda *a: {
-            **build(*a), "overrides": build(*a).get("overrides", []) + [copy.deepcopy(case["extraOverride"])]})
+            **build_spec(*a), "overrides": build_spec(*a).get("overrides", []) + [copy.deepcopy(case["extraOverride"])]})
     cert = case["certification"]
+    return category_build.build_workflow(
+        cert, cert["spec"]["categories"][case["category"]], platform=case["platform"],
+        gpu_architecture=case["gpuArchitecture"], available_nodes=case["availableNodes"])
 
-    def run():
-        return category_build.build_workflow(
-            cert, cert["spec"]["categories"][case["category"]], platform=case["platform"],
-            gpu_architecture=case["gpuArchitecture"], available_nodes=case["availableNodes"])
 
-    if "error" in case:
-        with pytest.raises(InputError) as err:
-            run()
-        assert str(err.value) == case["error"]
-        return
-    workflow = run()
+@pytest.mark.parametrize("case", [c for c in BUILDS if "error" in c], ids=lambda c: c["name"])
+def test_build_workflow_refuses(case, monkeypatch):
+    with pytest.raises(InputError) as err:
+        build(case, monkeypatch)
+    assert str(err.value) == case["error"]
+
+
+@pytest.mark.parametrize("case", [c for c in BUILDS if "error" not in c], ids=lambda c: c["name"])
+def test_build_workflow(case, monkeypatch):
+    workflow = build(case, monkeypatch)
     parse_workflow(workflow)
     for path, expected in case["expect"].items():
         assert at(workflow, path) == expected, path

@@ -78,34 +78,43 @@ def test_majority_architecture(case):
     assert detect.majority_architecture(nodes) == case["arch"]
 
 
-@pytest.mark.parametrize("case", load("detect.yaml"), ids=lambda c: c["id"])
+DETECT = load("detect.yaml")
+
+
+@pytest.mark.parametrize("case", [c for c in DETECT if "failure" not in c], ids=lambda c: c["id"])
 def test_detect(case):
     nodes = nodes_of(case)
     before = [dict(n["metadata"]["labels"]) for n in nodes]
-
-    def run():
-        return detect.detect(nodes, case.get("target"), case.get("resourceSlices"))
-
-    if "failure" in case:
-        with pytest.raises(WorkflowFailure) as err:
-            run()
-        assert (err.value.reason, err.value.message) == (case["failure"]["reason"], case["failure"]["message"])
-    else:
-        check(case["expect"], run())
+    check(case["expect"], detect.detect(nodes, case.get("target"), case.get("resourceSlices")))
     assert [n["metadata"]["labels"] for n in nodes] == before  # DRA fallback works on copies
 
 
-@pytest.mark.parametrize("case", load("capacity.yaml"), ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", [c for c in DETECT if "failure" in c], ids=lambda c: c["id"])
+def test_detect_fails(case):
+    nodes = nodes_of(case)
+    before = [dict(n["metadata"]["labels"]) for n in nodes]
+    with pytest.raises(WorkflowFailure) as err:
+        detect.detect(nodes, case.get("target"), case.get("resourceSlices"))
+    assert (err.value.reason, err.value.message) == (case["failure"]["reason"], case["failure"]["message"])
+    assert [n["metadata"]["labels"] for n in nodes] == before  # DRA fallback works on copies
+
+
+CAPACITY = load("capacity.yaml")
+
+
+@pytest.mark.parametrize("case", [c for c in CAPACITY if "failure" not in c], ids=lambda c: c["id"])
 def test_gpu_capacity(case):
+    check(case["expect"], detect.filter_gpu_capacity(detect.detect(nodes_of(case), None), case["spec"]))
+
+
+@pytest.mark.parametrize("case", [c for c in CAPACITY if "failure" in c], ids=lambda c: c["id"])
+def test_gpu_capacity_fails(case):
     detection = detect.detect(nodes_of(case), None)
-    if "failure" in case:
-        with pytest.raises(detect.DetectionFailure) as err:
-            detect.filter_gpu_capacity(detection, case["spec"])
-        failure = case["failure"]
-        assert (err.value.reason, err.value.message) == (failure["reason"], failure["message"])
-        assert err.value.detection.excluded_nodes == failure["excludedNodes"]
-    else:
-        check(case["expect"], detect.filter_gpu_capacity(detection, case["spec"]))
+    with pytest.raises(detect.DetectionFailure) as err:
+        detect.filter_gpu_capacity(detection, case["spec"])
+    failure = case["failure"]
+    assert (err.value.reason, err.value.message) == (failure["reason"], failure["message"])
+    assert err.value.detection.excluded_nodes == failure["excludedNodes"]
 
 
 @pytest.mark.parametrize("case", load("shortfall.yaml"), ids=lambda c: c["id"])

@@ -24,16 +24,24 @@ def labels_of(case):
 
 
 PARTITION = load("partition.yaml")
+UNPARTITIONED = [c for c in PARTITION if "error" in c["expect"]]
+PARTITIONED = [c for c in PARTITION if "error" not in c["expect"]]
 
 
-@pytest.mark.parametrize("case", PARTITION, ids=[c["id"] for c in PARTITION])
+def partition(case: dict) -> list[dict]:
+    return placement.partition_nodes(names_of(case), case["npj"], case.get("topologyKey", ""),
+                                     case.get("strictDomain", False), labels_of(case))
+
+
+@pytest.mark.parametrize("case", UNPARTITIONED, ids=[c["id"] for c in UNPARTITIONED])
+def test_partition_fails(case):
+    with pytest.raises(placement.PartitionFailure, match=f"^{case['expect']['error']}$"):
+        partition(case)
+
+
+@pytest.mark.parametrize("case", PARTITIONED, ids=[c["id"] for c in PARTITIONED])
 def test_partition(case):
-    args = (names_of(case), case["npj"], case.get("topologyKey", ""), case.get("strictDomain", False), labels_of(case))
-    if "error" in case["expect"]:
-        with pytest.raises(placement.PartitionFailure, match=f"^{case['expect']['error']}$"):
-            placement.partition_nodes(*args)
-        return
-    groups = placement.partition_nodes(*args)
+    groups = partition(case)
     assert groups == case["expect"]["groups"]
     assert set(names_of(case)) == {n for g in groups for n in g["nodes"]}  # every node is covered
     if "statuses" in case["expect"]:
@@ -41,27 +49,32 @@ def test_partition(case):
 
 
 SIZES = load("nodes_per_job.yaml")
+UNSIZED = [c for c in SIZES if "error" in c["expect"]]
+SIZED = [c for c in SIZES if "error" not in c["expect"]]
 
 
-@pytest.mark.parametrize("case", SIZES, ids=[c["id"] for c in SIZES])
-def test_nodes_per_job_and_groups(case):
+def plan(case: dict) -> tuple[int, list]:
+    """The nodes per Job and the groups `case` plans."""
     trainer = {} if case["numNodes"] is None else {"numNodes": case["numNodes"]}
     job_spec = {"workload": {"trainJob": {"trainer": trainer}}}
     orchestration = case.get("orchestration") or {}
     names = [f"node{i:02d}" for i in range(case["nodeCount"])]
+    placement.validate_placement(orchestration)
+    detection = Detection("aws", "h100", [], [{"metadata": {"name": n}} for n in names])
+    npj = placement.nodes_per_job(job_spec, orchestration, detection)
+    return placement.plan_groups(names, orchestration, npj)
 
-    def plan():
-        placement.validate_placement(orchestration)
-        detection = Detection("aws", "h100", [], [{"metadata": {"name": n}} for n in names])
-        npj = placement.nodes_per_job(job_spec, orchestration, detection)
-        return placement.plan_groups(names, orchestration, npj)
 
-    if "error" in case["expect"]:
-        with pytest.raises(WorkflowFailure) as err:
-            plan()
-        assert (err.value.reason, err.value.message) == ("PartitionError", case["expect"]["error"])
-        return
-    npj, groups = plan()
+@pytest.mark.parametrize("case", UNSIZED, ids=[c["id"] for c in UNSIZED])
+def test_nodes_per_job_and_groups_fail(case):
+    with pytest.raises(WorkflowFailure) as err:
+        plan(case)
+    assert (err.value.reason, err.value.message) == ("PartitionError", case["expect"]["error"])
+
+
+@pytest.mark.parametrize("case", SIZED, ids=[c["id"] for c in SIZED])
+def test_nodes_per_job_and_groups(case):
+    npj, groups = plan(case)
     assert npj == case["expect"]["npj"]
     if "groups" in case["expect"]:
         assert groups == case["expect"]["groups"]

@@ -346,28 +346,32 @@ def unlabelled(count: int) -> list[dict]:
     return nodes
 
 
-@pytest.mark.parametrize(("nodes", "selector", "expect"), [
-    ([("h100", 2), ("gb200", 1)], {}, "h100"),                                     # majority vote
-    ([("gb200", 1), ("h100", 1)], {}, "gb200"),                                    # a tie: the earliest node's
-    ([("none", 2)], {"nvidia.com/gpu.product": "NVIDIA-B300-SXM6-AC"}, "b300"),   # nobody labelled: the selector's
-    ([("none", 2)], {}, None),                                                     # nothing to go on: the error
-])
-def test_gpu_architecture(nodes, selector, expect):
+def detected(nodes: list[tuple[str, int]]) -> tier.detect.Detection:
+    """What detect finds on `count` nodes of each architecture ("none": no product label), named in order."""
     listed = []
     for arch, count in nodes:
         made = unlabelled(count) if arch == "none" else mocknodes.mock_nodes("aws", arch, count)
         for node in made:
             node["metadata"]["name"] = f"n{len(listed)}"
             listed.append(node)
-    found = tier.detect.detect(listed, {})
-    if expect is not None:
-        assert tier.gpu_architecture(found, {"nodeSelector": selector}) == expect
-    else:
-        with pytest.raises(WorkflowFailure) as err:
-            tier.gpu_architecture(found, {"nodeSelector": selector})
-        assert (err.value.reason, err.value.message) == (
-            "BuildFailed",
-            "cannot determine GPU architecture from target nodeSelector (nvidia.com/gpu.product label is required)")
+    return tier.detect.detect(listed, {})
+
+
+@pytest.mark.parametrize(("nodes", "selector", "expect"), [
+    ([("h100", 2), ("gb200", 1)], {}, "h100"),                                     # majority vote
+    ([("gb200", 1), ("h100", 1)], {}, "gb200"),                                    # a tie: the earliest node's
+    ([("none", 2)], {"nvidia.com/gpu.product": "NVIDIA-B300-SXM6-AC"}, "b300"),   # nobody labelled: the selector's
+])
+def test_gpu_architecture(nodes, selector, expect):
+    assert tier.gpu_architecture(detected(nodes), {"nodeSelector": selector}) == expect
+
+
+def test_gpu_architecture_with_nothing_to_go_on_fails_the_build():
+    with pytest.raises(WorkflowFailure) as err:
+        tier.gpu_architecture(detected([("none", 2)]), {"nodeSelector": {}})
+    assert (err.value.reason, err.value.message) == (
+        "BuildFailed",
+        "cannot determine GPU architecture from target nodeSelector (nvidia.com/gpu.product label is required)")
 
 
 def test_unlabelled_nodes_fail_the_build_instead_of_building_for_unknown():

@@ -1,5 +1,5 @@
 """Diagnose runs driven to the end by the Workflow tier (workflow spec §9) over the simulator of
-test_workflow_tier, whose Jobs end as a fault model says: the nodes in a Job decide its outcome, as on a real
+workflow_sim, whose Jobs end as a fault model says: the nodes in a Job decide its outcome, as on a real
 cluster. Also: a run killed after every single action ends exactly where an uninterrupted run does."""
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import copy
 import math
 
 import pytest
-from test_workflow_tier import Sim, condition
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.models.workflow import OrchestrationStatus
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mnnvl
+from tests.unit.engine.reconcile.workflow_sim import Sim, condition
 
 SLOW_BW = "120.00"  # below the base Workflow's threshold `value >= 300.0`
 CHUNKS = [{"op": "add", "path": "/spec/orchestration/diagnose", "value": {"minGroupSize": 2}}]

@@ -7,7 +7,7 @@ import copy
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Delete, Patch, Ref
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import workflow_tier
-from tests.unit.engine.reconcile.test_workflow_tier import WF_UID, Sim, condition
+from tests.unit.engine.reconcile.workflow_sim import WF_UID, Sim, condition
 
 KEY = "nvcre.nvidia.com/workflow-uid"
 PVC = "PersistentVolumeClaim"

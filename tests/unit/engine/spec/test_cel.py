@@ -12,14 +12,16 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.spec impo
 CASES = yaml.safe_load((Path(__file__).parents[1] / "data" / "cel" / "cases.yaml").read_text())
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", [c for c in CASES if "error" not in c], ids=lambda c: c["id"])
 def test_evaluate_bool(case):
-    if "error" in case:
-        with pytest.raises(InputError) as err:
-            cel.evaluate_bool(case["expr"], case["vars"], "x.expression")
-        assert str(err.value) == case["error"]
-    else:
-        assert cel.evaluate_bool(case["expr"], case["vars"], "x.expression") is case["result"]
+    assert cel.evaluate_bool(case["expr"], case["vars"], "x.expression") is case["result"]
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if "error" in c], ids=lambda c: c["id"])
+def test_evaluate_bool_refuses_with_the_path(case):
+    with pytest.raises(InputError) as err:
+        cel.evaluate_bool(case["expr"], case["vars"], "x.expression")
+    assert str(err.value) == case["error"]
 
 
 def test_programs_are_compiled_once():

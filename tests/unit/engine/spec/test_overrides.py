@@ -30,32 +30,45 @@ def context(ctx: dict) -> overrides.OverrideContext:
     )
 
 
-@pytest.mark.parametrize("case", load("match.yaml"), ids=lambda c: c["id"])
+MATCH = load("match.yaml")
+
+
+def matches(case: dict) -> bool:
+    return overrides.matches_when(case["when"], context(case["ctx"]), "spec.overrides[0].when")
+
+
+@pytest.mark.parametrize("case", [c for c in MATCH if "error" not in c], ids=lambda c: c["id"])
 def test_matches_when(case):
-    def run():
-        return overrides.matches_when(case["when"], context(case["ctx"]), "spec.overrides[0].when")
-
-    if "error" in case:
-        with pytest.raises(InputError) as err:
-            run()
-        assert str(err.value) == case["error"]
-    else:
-        assert run() is case["matches"]
+    assert matches(case) is case["matches"]
 
 
-@pytest.mark.parametrize("case", load("apply.yaml"), ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", [c for c in MATCH if "error" in c], ids=lambda c: c["id"])
+def test_matches_when_refuses(case):
+    with pytest.raises(InputError) as err:
+        matches(case)
+    assert str(err.value) == case["error"]
+
+
+APPLY = load("apply.yaml")
+
+
+@pytest.mark.parametrize("case", [c for c in APPLY if "failure" not in c], ids=lambda c: c["id"])
 def test_apply_overrides(case):
     spec = {**copy.deepcopy(BASE), "overrides": case["overrides"]}
     stored = copy.deepcopy(spec)
-    ctx = context(case["ctx"])
-    if "failure" in case:
-        with pytest.raises(WorkflowFailure) as err:
-            overrides.apply_overrides(spec, ctx)
-        assert (err.value.reason, err.value.message) == ("OverrideError", case["failure"])
-    else:
-        result = overrides.apply_overrides(spec, ctx)
-        assert result.spec == jsonpatch.apply_patch(stored, case["diff"])
-        assert result.applied_overrides() == case["applied"]
+    result = overrides.apply_overrides(spec, context(case["ctx"]))
+    assert result.spec == jsonpatch.apply_patch(stored, case["diff"])
+    assert result.applied_overrides() == case["applied"]
+    assert spec == stored  # the input spec is never mutated
+
+
+@pytest.mark.parametrize("case", [c for c in APPLY if "failure" in c], ids=lambda c: c["id"])
+def test_apply_overrides_fails(case):
+    spec = {**copy.deepcopy(BASE), "overrides": case["overrides"]}
+    stored = copy.deepcopy(spec)
+    with pytest.raises(WorkflowFailure) as err:
+        overrides.apply_overrides(spec, context(case["ctx"]))
+    assert (err.value.reason, err.value.message) == ("OverrideError", case["failure"])
     assert spec == stored  # the input spec is never mutated
 
 
@@ -102,12 +115,16 @@ def test_events_of_authoritative_pass():
     assert overrides.override_events(overrides.apply_overrides(BASE, none), 0, none) == []
 
 
-@pytest.mark.parametrize("case", load("validate.yaml"), ids=lambda c: c["id"])
-def test_validate_overrides(case):
-    spec = {**copy.deepcopy(BASE), "overrides": case["overrides"]}
-    if "error" in case:
-        with pytest.raises(InputError) as err:
-            overrides.validate_overrides(spec)
-        assert str(err.value) == case["error"]
-    else:
-        assert overrides.validate_overrides(spec) is None
+VALIDATE = load("validate.yaml")
+
+
+@pytest.mark.parametrize("case", [c for c in VALIDATE if "error" not in c], ids=lambda c: c["id"])
+def test_validate_overrides_accepts(case):
+    assert overrides.validate_overrides({**copy.deepcopy(BASE), "overrides": case["overrides"]}) is None
+
+
+@pytest.mark.parametrize("case", [c for c in VALIDATE if "error" in c], ids=lambda c: c["id"])
+def test_validate_overrides_refuses(case):
+    with pytest.raises(InputError) as err:
+        overrides.validate_overrides({**copy.deepcopy(BASE), "overrides": case["overrides"]})
+    assert str(err.value) == case["error"]

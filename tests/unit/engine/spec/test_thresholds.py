@@ -40,11 +40,17 @@ def test_evaluate_all(case):
         assert problem[0] in (vocabulary.THRESHOLD_VIOLATED, vocabulary.INVALID_THRESHOLD_EXPRESSION)
 
 
-@pytest.mark.parametrize("case", CASES["validate"], ids=ids(CASES["validate"]))
-def test_validate(case):
-    if case["error"] is None:
-        thresholds.validate(case["thresholds"], "spec.thresholds")
-        return
+VALID = [c for c in CASES["validate"] if c["error"] is None]
+INVALID = [c for c in CASES["validate"] if c["error"] is not None]
+
+
+@pytest.mark.parametrize("case", VALID, ids=ids(VALID))
+def test_validate_accepts(case):
+    thresholds.validate(case["thresholds"], "spec.thresholds")
+
+
+@pytest.mark.parametrize("case", INVALID, ids=ids(INVALID))
+def test_validate_refuses_with_the_path(case):
     with pytest.raises(InputError) as err:
         thresholds.validate(case["thresholds"], "spec.thresholds")
     assert [err.value.path, err.value.rule] == case["error"]
