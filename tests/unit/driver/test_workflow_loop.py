@@ -1,5 +1,5 @@
 """The Workflow driver's loop (driver/workflow.py) on an in-memory cluster (tests.unit.driver.memory_cluster): a
-small Workflow (4 nodes, 2 groups, 2 iterations, one Job failing) driven to its end through `Driver.run`, and the
+small Workflow (4 nodes, 2 groups, 2 iterations, one Job failing) driven to its end through `WorkflowLoop.run`, and the
 same run killed after each of its writes, then resumed by a fresh driver from the cluster alone, ending exactly
 where the uninterrupted run ends (the driver-level twin of tests/unit/engine/reconcile's kill-anywhere tests).
 """
@@ -18,7 +18,7 @@ from ansible_collections.cre.certification.plugins.module_utils.driver.errors im
 from ansible_collections.cre.certification.plugins.module_utils.driver.observe import Changes
 from ansible_collections.cre.certification.plugins.module_utils.driver.options import RunOptions
 from ansible_collections.cre.certification.plugins.module_utils.driver.schedule import Schedule
-from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import Driver
+from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import WorkflowLoop
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.objects import timestamp
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes
 from tests.unit.driver.memory_cluster import FAILED_LOG, Killed, MemoryKube, instant_workloads, watch_in_memory
@@ -55,7 +55,7 @@ def cluster() -> MemoryKube:
 
 def drive(kube: MemoryKube, progress: list[str] | None = None) -> Obj:
     lines = progress if progress is not None else []
-    return Driver(kube, NS, NAME, RunOptions(30, 0.05, progress=lines.append)).run()
+    return WorkflowLoop(kube, NS, NAME, RunOptions(30, 0.05, progress=lines.append)).run()
 
 
 def strip(obj: Any) -> Any:
