@@ -6,8 +6,8 @@ Not a fake of the HTTP API: nothing here parses a path or a query. The store kee
 driver's rules: resourceVersions (a stale write is a 409), UIDs (a delete's precondition), AlreadyExists, a
 generation that moves with the spec, and the garbage collector's cascade through owner references. `react` is the
 rest of the cluster (Trainer and the kubelet): `instant_workloads` runs every TrainJob to its end the moment it is
-created. `kill_after` stops the process after that many writes: every later write raises `Killed`. `outcome` and
-`verdict` are what a run killed and resumed must end with to end as the whole run does.
+created. `kill_after` stops the process after that many writes: every later write raises `Killed`. `resumed` runs a
+loop killed and run again; `outcome` and `verdict` are what it must end with to end as the whole run does.
 
 Imported as tests.unit.driver.memory_cluster (shared by the driver loop tests).
 """
@@ -374,3 +374,12 @@ def outcome(kube: MemoryKube) -> dict[tuple[str, str], Obj]:
 def verdict(result: Obj) -> Obj:
     """The run's result without how long it took and whether this run itself wrote."""
     return {k: v for k, v in result.items() if k not in ("elapsed", "changed")}
+
+
+def resumed(kube: MemoryKube, k: int, run: Callable[[MemoryKube], Obj]) -> Obj:
+    """`run` killed after write `k`, then run again from what the cluster holds: the second run's result."""
+    kube.kill_after = k
+    with pytest.raises(Killed):
+        run(kube)
+    kube.kill_after = None
+    return run(kube)

@@ -6,6 +6,7 @@ cluster alone, ending exactly where the uninterrupted run ends; check mode write
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -21,13 +22,12 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile
     workloadrun_tier,
 )
 from tests.unit.driver.memory_cluster import (
-    Killed,
     MemoryKube,
     instant_workloads,
     outcome,
+    resumed,
     strip,
     verdict,
-    watch_in_memory,
 )
 
 NS = "nvcre"
@@ -43,16 +43,13 @@ FAILING = ("cert-diagnostics-dcgm-level1-69724", "burn-group-1-iter-1")
 
 Obj = dict[str, Any]
 Drive = Callable[[MemoryKube, RunOptions], Obj]
-
-
-@pytest.fixture(autouse=True)
-def _in_memory(monkeypatch: pytest.MonkeyPatch) -> None:
-    watch_in_memory(monkeypatch)
+NODES = mocknodes.mock_nodes("aws", "h100", 2)
+pytestmark = pytest.mark.usefixtures("in_memory")
 
 
 def cluster() -> MemoryKube:
     kube = MemoryKube(instant_workloads(FAILING))
-    for node in mocknodes.mock_nodes("aws", "h100", 2):
+    for node in NODES:
         kube.put(node)
     return kube
 
@@ -116,11 +113,7 @@ def test_killed_after_any_write_a_fresh_loop_ends_where_the_whole_run_ends(run: 
     assert whole.writes > 20, "the run has writes to be killed after"
     for k in range(whole.writes):
         kube = cluster()
-        kube.kill_after = k
-        with pytest.raises(Killed):
-            drive(run, kube)
-        kube.kill_after = None
-        assert ending(drive(run, kube)) == expected, f"killed after write {k}"
+        assert ending(resumed(kube, k, functools.partial(drive, run))) == expected, f"killed after write {k}"
         assert outcome(kube) == end, f"killed after write {k}"
 
 
