@@ -4,7 +4,7 @@ Run from the repo root: `.venv/bin/python bench/launch.py [--sizes 18 72 144] [-
 For each profile and size N it starts a simulated cluster of N nodes (pods run `--pod-seconds`), and on it, one
 after the other, two catalog categories as certification_run builds them: nccl-loopback (one group per node) and
 nccl-all-reduce over 18 nodes per group (one NVL72 clique each on GB200/GB300). Each Workflow is created and then
-driven by `run_workflow`'s Driver in this process. The same two runs on an aws-h100 cluster of N nodes, whose
+driven by `run_workflow`'s WorkflowLoop in this process. The same two runs on an aws-h100 cluster of N nodes, whose
 catalog entries create no ComputeDomain, are the reference.
 
 Printed per run, from the Workflow's creation: when every group was running (its Job created), when a watch of
@@ -39,7 +39,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / ".collections")]
 
 from ansible_collections.cre.certification.plugins.module_utils.driver.options import RunOptions  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.driver.preflight import preflight  # noqa: E402
-from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import Driver  # noqa: E402
+from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import WorkflowLoop  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube  # noqa: E402
 from bench import timeline  # noqa: E402
@@ -125,7 +125,7 @@ def drive(api: Any, profile: str, size: int, label: str, category: dict[str, Any
         kube.create(wf)
         kube.requests.clear()
         preflight(kube, ns, f"Workflow {ns}/{wf['metadata']['name']}")
-        driver = Driver(kube, ns, wf["metadata"]["name"], RunOptions(TIMEOUT, 0.5))
+        driver = WorkflowLoop(kube, ns, wf["metadata"]["name"], RunOptions(TIMEOUT, 0.5))
         result = driver.run()
         end = time.monotonic() - start
     run = Run(profile, size, label, groups=result["groups"]["total"], end=end,

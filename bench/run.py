@@ -4,7 +4,7 @@ Run from the repo root: `.venv/bin/python bench/run.py [--sizes 64 256 1024]`. F
 simulated aws-gb200 cluster of N nodes (tools.sim, pods run ~1 s), and on it, one after the other:
 
   ours   the seed Workflow (Pinned, `--nodes-per-job` 2 => N/2 groups, 1 iteration) driven to Succeeded by
-         the driver (preflight, then `run_workflow`'s Driver, whose per-pass costs it reads) in a child process;
+         the driver (preflight, then `run_workflow`'s WorkflowLoop, whose per-pass costs it reads) in a child process;
          API requests from `Kube.requests`.
   floor  the exact objects ours created (job-scoped TrainingRuntime copies, NVCRE Jobs, TrainJobs; read back,
          server fields and owner references stripped, in a fresh namespace) created by a thread pool of plain
@@ -53,7 +53,7 @@ from kubernetes import client  # noqa: E402
 
 from ansible_collections.cre.certification.plugins.module_utils.driver.options import RunOptions  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.driver.preflight import preflight  # noqa: E402
-from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import Driver  # noqa: E402
+from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import WorkflowLoop  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube  # noqa: E402
 from bench import timeline  # noqa: E402
 from tests.integration.conftest import install_crds  # noqa: E402
@@ -134,8 +134,8 @@ def ours_in_child(kubeconfig: str, size: int, per_job: int, poll: float, timeout
     with timeline.Timeline(api, ns) as marks:
         start, cpu = time.monotonic(), time.process_time()
         marks.restart_clock()
-        preflight(kube, ns, f"Workflow {ns}/{WORKFLOW}")  # as run_workflow does; the Driver is built here for its stats
-        driver = Driver(kube, ns, WORKFLOW, RunOptions(timeout, poll))
+        preflight(kube, ns, f"Workflow {ns}/{WORKFLOW}")  # as run_workflow does; the WorkflowLoop is built here for its stats
+        driver = WorkflowLoop(kube, ns, WORKFLOW, RunOptions(timeout, poll))
         result = driver.run()
         seconds, cpu = time.monotonic() - start, time.process_time() - cpu
     busy = [p.cpu for p in driver.stats.passes if p.why]  # a pass that looked at something (not an idle wake-up)

@@ -3,7 +3,7 @@
 Run from the repo root: `.venv/bin/python bench/scale.py [--nodes 10000] [--compare 1000]`. For each size N it
 starts a simulated aws-gb200 cluster of N nodes (tools.sim), creates the seed Workflow over every node (Pinned,
 `--nodes-per-job` 4 => N/4 groups, 1 iteration, pods of `--pod-seconds`; the target is every GPU node, not a list of
-names), and drives it with `run_workflow`'s Driver in a child process of its own (so that its peak RSS is the
+names), and drives it with `run_workflow`'s WorkflowLoop in a child process of its own (so that its peak RSS is the
 driver's alone): discovery, partition, the launch of every Job, the pods running and completing, the Workflow
 Succeeded.
 
@@ -41,7 +41,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / ".collections")]
 
 from ansible_collections.cre.certification.plugins.module_utils.driver.options import RunOptions  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.driver.preflight import preflight  # noqa: E402
-from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import Driver, run_counts  # noqa: E402
+from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import WorkflowLoop, run_counts  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Ref  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.vocabulary import (  # noqa: E402
     API_VERSION,
@@ -70,9 +70,9 @@ def child(kubeconfig: str, ns: str, timeout: float, poll: float) -> None:
     kube = Kube(cluster.api(kubeconfig))
     lines: list[tuple[float, str]] = []
     start = time.monotonic()
-    preflight(kube, ns, f"Workflow {ns}/{WORKFLOW}")  # as run_workflow does; the Driver is built here to read its stats
-    run = Driver(kube, ns, WORKFLOW, RunOptions(timeout, poll, heartbeat=3600,
-                                                progress=lambda line: lines.append((time.monotonic() - start, line))))
+    preflight(kube, ns, f"Workflow {ns}/{WORKFLOW}")  # as run_workflow does; the WorkflowLoop is built here to read its stats
+    run = WorkflowLoop(kube, ns, WORKFLOW, RunOptions(timeout, poll, heartbeat=3600,
+                                                      progress=lambda line: lines.append((time.monotonic() - start, line))))
 
     def figures(result: dict[str, Any] | None) -> None:
         if result is None:  # stopped mid-run: the counts as the driver last saw them

@@ -1,66 +1,51 @@
-"""The Certification loop: observe, reconcile the Certification tier, execute, drive the current Workflow, repeat.
+"""The Certification loop: the parent loop (driver/parent.py) over the Certification tier, driving the current
+category's Workflow.
 
-The rules are `engine/reconcile/certification_tier.py`; this file only reads the cluster, runs the Step
-(with the Workflow driver for the category in progress) and shapes the result.
+The rules are `engine/reconcile/certification_tier.py`; this file only reads the cluster into the tier's world,
+plans in check mode, adds the --diff and shapes the result.
 """
 from __future__ import annotations
 
-import dataclasses
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from ..engine.api.actions import Ref
-from ..engine.api.errors import WorkflowFailure
 from ..engine.api.objects import true_condition
 from ..engine.api.vocabulary import API_VERSION, LABEL_CERTIFICATION, WORKFLOW
 from ..engine.plan import category_detect, detect
 from ..engine.reconcile import certification_tier as tier
 from ..engine.status.workflow import workflow_phase
-from ..kube.rest import ApiException, Kube
-from . import diff, execute
+from ..kube.rest import Kube
+from . import diff
 from .options import RunOptions
+from .parent import ParentLoop
 from .preflight import preflight
 from .results import category_data
-from .workflow import resource_slices, run_workflow
+from .worlds import resource_slices
 
 Obj = dict[str, Any]
 
 
-class CertificationRun:
-    """One Certification, driven category after category; `changed` says whether anything was written."""
+class CertificationLoop(ParentLoop):
+    """One Certification, driven category after category (the loop is driver/parent.py's)."""
 
     def __init__(self, kube: Kube, args: Obj, options: RunOptions, desired: Obj) -> None:
-        self.kube, self.args, self.options, self.desired = kube, args, options, desired
-        self.namespace = args["namespace"]
-        self.changed = False
+        super().__init__(kube, options, desired)
+        self.args = args
         self.build_failures: dict[int, str] = {}
 
-    def certification(self, desired: Obj) -> Obj:
-        """The live Certification, created when missing (not in check mode); refused when it is not ours."""
-        ref = Ref.of(desired)
-        live = self.kube.get(ref)
-        if live is None:
-            self.changed = True
-            if self.options.check_mode:
-                return desired
-            try:
-                return self.kube.create(desired)
-            except ApiException as exc:
-                if exc.status != 409:
-                    raise
-                live = self.kube.get(ref) or desired
-        return tier.admit(desired, live)
+    def admit(self, live: Obj) -> Obj:
+        return tier.admit(self.desired, live)
 
-    def observe(self, cert: Obj, expired: bool) -> tier.CertificationWorld:
-        name = cert["metadata"]["name"]
+    def observe(self, parent: Obj, expired: bool) -> tier.CertificationWorld:
+        name = parent["metadata"]["name"]
         listed = self.kube.list(API_VERSION, WORKFLOW, self.namespace, f"{LABEL_CERTIFICATION}={name}")
         workflows = {w["metadata"]["name"]: w for w in listed}
-        for wf_name in tier.workflow_names(cert):  # a namesake without our label is still in the way
+        for wf_name in tier.workflow_names(parent):  # a namesake without our label is still in the way
             if wf_name not in workflows and (found := self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, wf_name))):
                 workflows[wf_name] = found
-        world = tier.CertificationWorld(cert, workflows, [], dict(self.build_failures), datetime.now(UTC), expired,
+        world = tier.CertificationWorld(parent, workflows, [], dict(self.build_failures), datetime.now(UTC), expired,
                                         catalog_dirs=tuple(self.args.get("catalog_dirs") or ()))
         if tier.needs_nodes(world):  # a build: what discovery and detection read
             world.nodes = self.kube.list("v1", "Node")
@@ -70,6 +55,22 @@ class CertificationRun:
                 world.tcpxo_pods = self.kube.list("v1", "Pod", category_detect.TCPXO_INSTALLER_NAMESPACE,
                                                   category_detect.TCPXO_INSTALLER_SELECTOR)
         return world
+
+    def reconcile(self, world: tier.CertificationWorld) -> tier.CertificationStep:
+        step = tier.reconcile(world)
+        self.build_failures.update(step.build_failures)  # a build that failed is not tried again this run
+        return step
+
+    def waits(self, step: tier.CertificationStep) -> bool:
+        return step.wait
+
+    def check(self, parent: Obj) -> Obj:
+        planned = tier.plan(self.observe(parent, False))
+        self.build_failures.update(planned.build_failures)
+        for line in planned.notes:
+            self.options.progress(line)
+        self.changed |= planned.changed
+        return {**self.result(parent), "plan": planned.plans}
 
     def objects(self) -> dict[str, Obj | None]:
         """The Certification (None when missing) and its Workflows, live, for --diff."""
@@ -81,7 +82,7 @@ class CertificationRun:
     def run(self) -> Obj:
         """Drive the Certification; with --diff the result also says what changed (or would)."""
         before = self.objects() if self.options.diff else {}
-        result = self._run()
+        result = super().run()
         if self.options.diff:
             after = dict(before) if self.options.check_mode else self.objects()
             if self.options.check_mode:
@@ -90,47 +91,10 @@ class CertificationRun:
             result["diff"] = diff.entries(before, after)
         return result
 
-    def _run(self) -> Obj:
-        options = self.options
-        deadline = time.monotonic() + options.timeout
-        cert = self.certification(self.desired)
-        if options.check_mode:
-            planned = tier.plan(self.observe(cert, False))
-            self.build_failures.update(planned.build_failures)
-            for line in planned.notes:
-                options.progress(line)
-            self.changed |= planned.changed
-            return {**self.result(self.observe(cert, False)), "plan": planned.plans}
-        conflicts, timed_out = execute.Conflicts("Certification"), False
-        while True:
-            world = self.observe(cert, time.monotonic() > deadline)
-            step = tier.reconcile(world)
-            outcome = execute.run(self.kube, step.step, cert["metadata"]["name"], options.trace, options.alive)
-            self.changed |= outcome.done > 0
-            self.build_failures.update(step.build_failures)
-            cert = self.kube.get(Ref.of(cert)) or cert
-            if conflicts.met(outcome, cert["metadata"]["name"]):
-                continue
-            for line in step.notes:
-                options.progress(line)
-            if step.failure:
-                raise WorkflowFailure(*step.failure)
-            if step.done or timed_out:
-                return self.result(self.observe(cert, False), timed_out)
-            if step.step.actions:
-                continue
-            if step.wait:
-                if world.expired:  # still waiting (for nodes) when the run's time is up
-                    return self.result(self.observe(cert, False), True)
-                time.sleep(options.poll_interval)
-                continue
-            left = dataclasses.replace(options, timeout=max(deadline - time.monotonic(), 1), check_mode=False,
-                                       diff=False)
-            driven = run_workflow(self.kube, self.namespace, step.drive, left, preflighted=True)
-            self.changed |= bool(driven.get("changed"))
-            timed_out = bool(driven.get("timed_out"))
+    def result(self, parent: Obj, timed_out: bool = False) -> Obj:
+        return self.summary(self.observe(parent, False), timed_out)
 
-    def result(self, world: tier.CertificationWorld, timed_out: bool = False) -> Obj:
+    def summary(self, world: tier.CertificationWorld, timed_out: bool) -> Obj:
         cert = world.certification
         workflows = tier.category_workflows(world)
         condition = tier.certification_progress(cert, workflows)["condition"]
@@ -157,13 +121,13 @@ class CertificationRun:
 
 
 def run_certification(connect: Callable[[], Kube], args: Obj, options: RunOptions,
-                      on_start: Callable[[CertificationRun], None]) -> Obj:
+                      on_start: Callable[[CertificationLoop], None]) -> Obj:
     """Drive the Certification `args` describes; `on_start` receives the run (the face reads `changed` from it
     when the run ends in an error). Bad input is refused before `connect` reaches the cluster."""
     desired = tier.desired_certification(args)
     kube = connect()
     preflight(kube, args["namespace"], f"Certification {args['namespace']}/{args['name']}", certification=True,
               priority_class=desired["spec"].get("priorityClassName") or "")
-    run = CertificationRun(kube, args, options, desired)
+    run = CertificationLoop(kube, args, options, desired)
     on_start(run)
     return run.run()

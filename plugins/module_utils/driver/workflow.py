@@ -34,7 +34,6 @@ from .preflight import preflight
 from .resident import refuse_resident_controller
 from .schedule import Due, Schedule
 from .worlds import Worlds
-from .worlds import resource_slices as resource_slices  # the parent loops' import, until they move
 
 # After the Workflow ends, how long the run keeps reading the logs its measurements still need.
 MEASUREMENT_WIND_DOWN = timedelta(minutes=3)
@@ -51,7 +50,7 @@ class Led:
     lead: int
 
 
-class Driver:
+class WorkflowLoop:
     """One Workflow, driven to the end (or the deadline, or `until_iteration`)."""
 
     def __init__(self, kube: Kube, namespace: str, name: str, options: RunOptions) -> None:
@@ -337,7 +336,7 @@ def run_workflow(kube: Kube, namespace: str, name: str, options: RunOptions, unt
     caller has already checked the APIs and permissions (driver/preflight.py)."""
     if not preflighted:
         preflight(kube, namespace, f"Workflow {namespace}/{name}")
-    driver = Driver(kube, namespace, name, options)
+    driver = WorkflowLoop(kube, namespace, name, options)
     before = driver.workflow() if options.diff else None
     if options.check_mode:
         planned = driver.plan()

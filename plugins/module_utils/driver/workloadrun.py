@@ -1,12 +1,10 @@
-"""The WorkloadRun loop: observe, reconcile the WorkloadRun tier, execute, drive its Workflow, repeat.
+"""The WorkloadRun loop: the parent loop (driver/parent.py) over the WorkloadRun tier, driving its Workflow.
 
-The rules are `engine/reconcile/workloadrun_tier.py`; this file only reads the cluster, runs the Step (with the
-Workflow driver while the Workflow runs) and shapes the result.
+The rules are `engine/reconcile/workloadrun_tier.py`; this file only reads the cluster into the tier's world,
+plans in check mode and shapes the result.
 """
 from __future__ import annotations
 
-import dataclasses
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -17,47 +15,39 @@ from ..engine.api.objects import true_condition
 from ..engine.api.vocabulary import API_VERSION, WORKFLOW
 from ..engine.plan import render
 from ..engine.reconcile import workloadrun_tier as tier
-from ..kube.rest import ApiException, Kube
-from . import execute
+from ..kube.rest import Kube
 from .options import RunOptions
+from .parent import ParentLoop
 from .preflight import preflight
 from .results import WORKLOAD_RUN_DOMAIN, category_data
-from .workflow import resource_slices, run_workflow
+from .worlds import resource_slices
 
 Obj = dict[str, Any]
 
 
-class WorkloadRunDriver:
-    """One WorkloadRun driven to its end; `changed` says whether anything was written."""
+class WorkloadRunLoop(ParentLoop):
+    """One WorkloadRun driven to its end (the loop is driver/parent.py's)."""
 
-    def __init__(self, kube: Kube, options: RunOptions, desired: Obj) -> None:
-        self.kube, self.options, self.desired = kube, options, desired
-        self.namespace = desired["metadata"]["namespace"]
-        self.changed = False
-
-    def workload_run(self) -> Obj:
-        """The live run, created when missing (not in check mode); refused when it is not ours."""
-        live = self.kube.get(Ref.of(self.desired))
-        if live is None:
-            self.changed = True
-            if self.options.check_mode:
-                return self.desired
-            try:
-                return self.kube.create(self.desired)
-            except ApiException as exc:
-                if exc.status != 409:
-                    raise
-                live = self.kube.get(Ref.of(self.desired)) or self.desired
+    def admit(self, live: Obj) -> Obj:
         return tier.admit(self.desired, live)
 
-    def observe(self, run: Obj) -> tier.WorkloadRunWorld:
-        name = run["metadata"]["name"]
-        world = tier.WorkloadRunWorld(run, self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, name)),
+    def observe(self, parent: Obj, expired: bool = False) -> tier.WorkloadRunWorld:
+        name = parent["metadata"]["name"]
+        world = tier.WorkloadRunWorld(parent, self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, name)),
                                       now=datetime.now(UTC))
         if tier.needs_nodes(world):
             world.nodes = self.kube.list("v1", "Node")
             world.resource_slices = resource_slices(self.kube, world.nodes)
         return world
+
+    def reconcile(self, world: tier.WorkloadRunWorld) -> tier.WorkloadRunStep:
+        return tier.reconcile(world)
+
+    def note(self, parent: Obj, line: str) -> str:
+        return f"{self.namespace}/{parent['metadata']['name']}: {line}"
+
+    def check(self, parent: Obj) -> Obj:
+        return {**self.result(parent, False), "plan": self.plan(parent)}
 
     def plan(self, run: Obj) -> Obj:
         """Check mode: the Workflow the run would create and its plan over the live nodes; nothing is written."""
@@ -76,36 +66,7 @@ class WorkloadRunDriver:
             out["failure"] = {"reason": rendered.failure.reason, "message": rendered.failure.message}
         return out
 
-    def run(self) -> Obj:
-        options = self.options
-        deadline = time.monotonic() + options.timeout
-        run = self.workload_run()
-        if options.check_mode:
-            return {**self.result(run, False), "plan": self.plan(run)}
-        conflicts, timed_out = execute.Conflicts("WorkloadRun"), False
-        while True:
-            world = self.observe(run)
-            step = tier.reconcile(world)
-            outcome = execute.run(self.kube, step.step, run["metadata"]["name"], options.trace, options.alive)
-            self.changed |= outcome.done > 0
-            run = self.kube.get(Ref.of(run)) or run
-            if conflicts.met(outcome, run["metadata"]["name"]):
-                continue
-            for line in step.notes:
-                options.progress(f"{self.namespace}/{run['metadata']['name']}: {line}")
-            if step.failure:
-                raise WorkflowFailure(*step.failure)
-            if step.done or timed_out:
-                return self.result(run, timed_out)
-            if step.step.actions:
-                continue
-            left = dataclasses.replace(options, timeout=max(deadline - time.monotonic(), 1), check_mode=False,
-                                       diff=False)
-            driven = run_workflow(self.kube, self.namespace, step.drive, left, preflighted=True)
-            self.changed |= bool(driven.get("changed"))
-            timed_out = bool(driven.get("timed_out"))
-
-    def result(self, run: Obj, timed_out: bool) -> Obj:
+    def result(self, run: Obj, timed_out: bool = False) -> Obj:
         name = run["metadata"]["name"]
         workflow = self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, name)) if run.get("status") else None
         data = category_data(self.kube, self.namespace, {"domain": WORKLOAD_RUN_DOMAIN, "variant": name}, workflow)
@@ -123,12 +84,12 @@ class WorkloadRunDriver:
 
 
 def run_workload_run(connect: Callable[[], Kube], args: Obj, options: RunOptions,
-                     on_start: Callable[[WorkloadRunDriver], None]) -> Obj:
+                     on_start: Callable[[WorkloadRunLoop], None]) -> Obj:
     """Drive the WorkloadRun `args` describes; bad input is refused before `connect` reaches the cluster."""
     desired = tier.desired_workload_run(args)
     kube = connect()
     preflight(kube, args["namespace"], f"WorkloadRun {args['namespace']}/{args['name']}", workload_run=True,
               priority_class=desired["spec"].get("priorityClassName") or "")
-    driver = WorkloadRunDriver(kube, options, desired)
-    on_start(driver)
-    return driver.run()
+    loop = WorkloadRunLoop(kube, options, desired)
+    on_start(loop)
+    return loop.run()

@@ -6,7 +6,8 @@ Not a fake of the HTTP API: nothing here parses a path or a query. The store kee
 driver's rules: resourceVersions (a stale write is a 409), UIDs (a delete's precondition), AlreadyExists, a
 generation that moves with the spec, and the garbage collector's cascade through owner references. `react` is the
 rest of the cluster (Trainer and the kubelet): `instant_workloads` runs every TrainJob to its end the moment it is
-created. `kill_after` stops the process after that many writes: every later write raises `Killed`.
+created. `kill_after` stops the process after that many writes: every later write raises `Killed`. `resumed` runs a
+loop killed and run again; `outcome` and `verdict` are what it must end with to end as the whole run does.
 
 Imported as tests.unit.driver.memory_cluster (shared by the driver loop tests).
 """
@@ -16,6 +17,7 @@ import copy
 import itertools
 import re
 import threading
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -42,12 +44,16 @@ SERVED = {
     (NVCRE, "Workflow"): ("workflows", True), (NVCRE, "Job"): ("jobs", True),
     (NVCRE, "BandwidthMeasurement"): ("bandwidthmeasurements", True),
     (NVCRE, "GoodputMeasurement"): ("goodputmeasurements", True), (NVCRE, "LogProfile"): ("logprofiles", False),
+    (NVCRE, "Certification"): ("certifications", True), (NVCRE, "WorkloadRun"): ("workloadruns", True),
     (TRAINER, "TrainJob"): ("trainjobs", True), (TRAINER, "TrainingRuntime"): ("trainingruntimes", True),
     ("v1", "Pod"): ("pods", True), ("v1", "Node"): ("nodes", False), ("v1", "ConfigMap"): ("configmaps", True),
     ("v1", "Event"): ("events", True), ("v1", "PersistentVolume"): ("persistentvolumes", False),
     ("coordination.k8s.io/v1", "Lease"): ("leases", True),
 }
 FAILED_LOG = "step 41 of 100\nNCCL WARN exit 1\n"
+# What differs between two runs that end the same: when things happened, and the UIDs and versions objects got.
+VOLATILE = {"uid", "resourceVersion", "creationTimestamp", "startTime", "completionTime", "lastTransitionTime",
+            "workloadStartTime"}
 
 
 class Killed(BaseException):
@@ -100,7 +106,8 @@ class MemoryKube:
         self.logs: dict[tuple[str, str], str] = {}  # (pod, container) -> its log
         self.informers: list[MemoryInformer] = []
         self._rv = itertools.count(1)
-        self._uids = itertools.count(1)
+        self._names = itertools.count(1)  # generateName's suffixes
+        self._made: Counter[Ref] = Counter()  # how many times each object was made: its UID's incarnation
         self._lock = threading.RLock()
 
     # ---------------------------------------------------------------- reads
@@ -139,11 +146,11 @@ class MemoryKube:
             obj = copy.deepcopy(obj)
             meta = obj["metadata"]
             if not meta.get("name"):
-                meta["name"] = f"{meta['generateName']}{next(self._uids)}"
+                meta["name"] = f"{meta['generateName']}{next(self._names)}"
             ref = self._key(Ref.of(obj))
             if ref in self.objects:
                 raise self._error("create", ref, 409, "AlreadyExists", f'{ref.kind} "{ref.name}" already exists')
-            meta.update(uid=f"uid-{next(self._uids)}", generation=1, creationTimestamp="2026-01-01T00:00:00Z")
+            meta.update(uid=self._uid(ref), generation=1, creationTimestamp="2026-01-01T00:00:00Z")
             stored = self._store(ref, obj, "ADDED")
             if self.react:
                 self.react(self, "ADDED", stored)
@@ -203,7 +210,7 @@ class MemoryKube:
         """An object the test sets up (not a write of the driver's: it is not counted)."""
         with self._lock:
             obj = copy.deepcopy(obj)
-            obj["metadata"].setdefault("uid", f"uid-{next(self._uids)}")
+            obj["metadata"].setdefault("uid", self._uid(self._key(Ref.of(obj))))
             obj["metadata"].setdefault("generation", 1)
             return self._store(self._key(Ref.of(obj)), obj, "ADDED")
 
@@ -215,6 +222,12 @@ class MemoryKube:
         """Cluster-scoped kinds have no namespace, whatever the caller passed."""
         namespaced = SERVED.get((ref.api_version, ref.kind), ("", True))[1]
         return ref if namespaced or not ref.namespace else Ref(ref.api_version, ref.kind, "", ref.name)
+
+    def _uid(self, ref: Ref) -> str:
+        """A UID of its own each time an object is made, and the same in two runs that make it alike: names built from
+        UIDs (the node-result ConfigMaps') then compare across runs that ended alike."""
+        self._made[ref] += 1
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{ref}#{self._made[ref]}"))
 
     def _write(self) -> None:
         if self.kill_after is not None and self.writes >= self.kill_after:
@@ -343,3 +356,30 @@ def instant_workloads(failing: Iterable[str] = ()) -> Callable[[MemoryKube, str,
         kube._store(Ref.of(obj), {**copy.deepcopy(live), "status": {"conditions": [done]}}, "MODIFIED", live)
 
     return react
+
+
+def strip(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: strip(v) for k, v in obj.items() if k not in VOLATILE}
+    if isinstance(obj, list):
+        return [strip(v) for v in obj]
+    return obj
+
+
+def outcome(kube: MemoryKube) -> dict[tuple[str, str], Obj]:
+    """Every object the run left but its Events (best effort, and sent again after a kill), without VOLATILE."""
+    return {(r.kind, r.name): strip(o) for r, o in kube.objects.items() if r.kind != "Event"}
+
+
+def verdict(result: Obj) -> Obj:
+    """The run's result without how long it took and whether this run itself wrote."""
+    return {k: v for k, v in result.items() if k not in ("elapsed", "changed")}
+
+
+def resumed(kube: MemoryKube, k: int, run: Callable[[MemoryKube], Obj]) -> Obj:
+    """`run` killed after write `k`, then run again from what the cluster holds: the second run's result."""
+    kube.kill_after = k
+    with pytest.raises(Killed):
+        run(kube)
+    kube.kill_after = None
+    return run(kube)

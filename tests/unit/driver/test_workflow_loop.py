@@ -1,5 +1,5 @@
 """The Workflow driver's loop (driver/workflow.py) on an in-memory cluster (tests.unit.driver.memory_cluster): a
-small Workflow (4 nodes, 2 groups, 2 iterations, one Job failing) driven to its end through `Driver.run`, and the
+small Workflow (4 nodes, 2 groups, 2 iterations, one Job failing) driven to its end through `WorkflowLoop.run`, and the
 same run killed after each of its writes, then resumed by a fresh driver from the cluster alone, ending exactly
 where the uninterrupted run ends (the driver-level twin of tests/unit/engine/reconcile's kill-anywhere tests).
 """
@@ -18,10 +18,18 @@ from ansible_collections.cre.certification.plugins.module_utils.driver.errors im
 from ansible_collections.cre.certification.plugins.module_utils.driver.observe import Changes
 from ansible_collections.cre.certification.plugins.module_utils.driver.options import RunOptions
 from ansible_collections.cre.certification.plugins.module_utils.driver.schedule import Schedule
-from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import Driver
+from ansible_collections.cre.certification.plugins.module_utils.driver.workflow import WorkflowLoop
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.objects import timestamp
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes
-from tests.unit.driver.memory_cluster import FAILED_LOG, Killed, MemoryKube, instant_workloads, watch_in_memory
+from tests.unit.driver.memory_cluster import (
+    FAILED_LOG,
+    Killed,
+    MemoryKube,
+    instant_workloads,
+    outcome,
+    verdict,
+    watch_in_memory,
+)
 
 DATA = Path(__file__).parents[1] / "engine" / "data" / "render" / "_workflow.yaml"
 # The render tests' Workflow without performance thresholds (no measurement to wait for), over two iterations.
@@ -31,9 +39,6 @@ WORKFLOW = jsonpatch.apply_patch(yaml.safe_load(DATA.read_text()), [
 NS, NAME = WORKFLOW["metadata"]["namespace"], WORKFLOW["metadata"]["name"]
 WF_UID = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
 FAILING = ("nccl-test-group-1-iter-2",)
-# What differs between two runs that end the same: when things happened, and the UIDs and versions objects got.
-VOLATILE = {"uid", "resourceVersion", "creationTimestamp", "startTime", "completionTime", "lastTransitionTime",
-            "workloadStartTime"}
 
 Obj = dict[str, Any]
 
@@ -55,25 +60,7 @@ def cluster() -> MemoryKube:
 
 def drive(kube: MemoryKube, progress: list[str] | None = None) -> Obj:
     lines = progress if progress is not None else []
-    return Driver(kube, NS, NAME, RunOptions(30, 0.05, progress=lines.append)).run()
-
-
-def strip(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {k: strip(v) for k, v in obj.items() if k not in VOLATILE}
-    if isinstance(obj, list):
-        return [strip(v) for v in obj]
-    return obj
-
-
-def outcome(kube: MemoryKube) -> dict[tuple[str, str], Obj]:
-    """Every object the run left but its Events (best effort, and sent again after a kill), without VOLATILE."""
-    return {(r.kind, r.name): strip(o) for r, o in kube.objects.items() if r.kind != "Event"}
-
-
-def verdict(result: Obj) -> Obj:
-    """The run's result without how long it took and whether this run itself wrote."""
-    return {k: v for k, v in result.items() if k not in ("elapsed", "changed")}
+    return WorkflowLoop(kube, NS, NAME, RunOptions(30, 0.05, progress=lines.append)).run()
 
 
 def test_a_workflow_is_driven_to_its_end_through_the_loop():

@@ -15,7 +15,7 @@ def wf(diagnose: dict | None, groups: list[str]) -> dict:
 
 def lines(obj: dict) -> list[str]:
     seen: list[str] = []
-    driver = workflow.Driver(None, "ns", "wf", RunOptions(1, progress=seen.append))  # type: ignore[arg-type]
+    driver = workflow.WorkflowLoop(None, "ns", "wf", RunOptions(1, progress=seen.append))  # type: ignore[arg-type]
     driver._report(obj, workflow.run_counts(obj), 3.2)
     return seen
 
@@ -42,7 +42,7 @@ def test_without_diagnose_the_iteration_line_is_unchanged():
 
 def test_while_only_the_counts_move_there_is_one_line_per_interval():
     seen: list[str] = []
-    driver = workflow.Driver(None, "ns", "wf", RunOptions(1, progress=seen.append))  # type: ignore[arg-type]
+    driver = workflow.WorkflowLoop(None, "ns", "wf", RunOptions(1, progress=seen.append))  # type: ignore[arg-type]
     for running in range(1, 6):  # five passes within a second, each with another count
         driver._report(wf(None, [f"group-{i}" for i in range(running)]),
                        workflow.run_counts(wf(None, [f"group-{i}" for i in range(running)])), 1.0)
