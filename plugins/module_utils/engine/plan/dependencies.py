@@ -252,7 +252,8 @@ def manifest(obj: dict[str, Any], workflow: dict[str, Any], scope: str,
     tracking label and UID annotation; workflow-scoped namespaced objects also get a non-controller owner
     reference to the Workflow."""
     meta = workflow.get("metadata") or {}
-    obj_meta = obj.setdefault("metadata", {})
+    # `metadata: null` is no metadata: the API server prunes a null it has no nullable for.
+    obj_meta = obj["metadata"] = obj.get("metadata") or {}
     cluster_scoped = is_cluster_scoped(obj, namespaced)
     if not cluster_scoped and not obj_meta.get("namespace") and meta.get("namespace"):
         obj_meta["namespace"] = meta["namespace"]
