@@ -20,6 +20,7 @@ Runs mpirun: `mpirun` or `mpiexec` (any path) is a word of argv or of a script i
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -44,12 +45,18 @@ def argv(container: Obj) -> str:
     return SEP.join(str(w) for w in [*(container.get("command") or []), *(container.get("args") or [])])
 
 
+# The agent asks of every pod on every pass (10 a second), and a run's pods share a few command lines.
+@functools.lru_cache(maxsize=1024)
+def _matches(pattern: str, line: str) -> bool:
+    return re.search(pattern, line) is not None
+
+
 def runs_sshd(container: Obj) -> bool:
-    return re.search(SSHD, argv(container)) is not None
+    return _matches(SSHD, argv(container))
 
 
 def runs_mpirun(container: Obj) -> bool:
-    return re.search(MPIRUN, argv(container)) is not None
+    return _matches(MPIRUN, argv(container))
 
 
 def jq_any_container(pattern: str) -> str:

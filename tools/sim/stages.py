@@ -131,9 +131,9 @@ _COMPLETED_STATUS = _ended_status(_LAST_STATE + """  state:
 def base_stages(assets: Path, pod_milliseconds: int = DEFAULT_POD_MILLISECONDS,
                 backoff_ms: int = KUBELET_BACKOFF_MS) -> list[dict]:
     """kwok's default node and pod stages (loaded from the kwok module) with pod-complete delayed, held back
-    from crash-looping and daemon containers and keeping what the kubelet keeps of an ended container; the
-    kubelet's restart of a crashed container, and the stage that ends a container the agents judged failed
-    (`EXIT_AT`)."""
+    from crash-looping containers, from sshd (`commands.SSHD`) and from MPI launchers that have not reached their
+    workers, and keeping what the kubelet keeps of an ended container; the kubelet's restart of a crashed
+    container, and the stage that ends a container the agents judged failed (`EXIT_AT`)."""
     stages = [yaml.safe_load(p.read_text()) for p in sorted((assets / "stages").glob("*.yaml"))]
     for stage in stages:
         if stage["metadata"]["name"] == POD_COMPLETE:
