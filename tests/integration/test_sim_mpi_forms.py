@@ -15,7 +15,7 @@ from tests.ansible_run import ansible_module
 from tools.sim import cluster, mpirun_output, ranks
 
 from .conftest import SIM, Sim
-from .pods_seen import watching
+from .pods_seen import Seen, watching
 from .seed import NVCRE, items, nodes, start, workflow
 
 pytestmark = pytest.mark.clusters(SIM)
@@ -37,7 +37,8 @@ def with_workers(target: list[str], command: list[str], args: list[str]) -> dict
     return wf
 
 
-def run(sim: Sim, wf: dict[str, Any]) -> tuple[str, int, dict[str, Any], Any]:
+def run(sim: Sim, wf: dict[str, Any]) -> tuple[str, int, dict[str, Any], Seen]:
+    """Run the Workflow in a namespace of its own, its pods compressed; (namespace, rc, result, pods seen)."""
     ns = start(sim, wf)
     cluster.pod_duration(sim.name, ns, POD_MS)
     with watching(sim.api, ns) as seen:
