@@ -119,7 +119,7 @@ def main(kubeconfig: str) -> None:
     # keeps a test session's many small clusters from loading the machine.
     passes = [(functools.partial(quarantine_loaded_faulty_nodes, health[0], faulty), POLL_SECONDS),
               # mpirun and torchrun react to a lost rank within the run: before a short pod completes.
-              (functools.partial(ranks.spread, launchers[0], pods, nodes), POLL_SECONDS),
+              (functools.partial(ranks.spread, *launchers, logs_dir, pods, nodes), POLL_SECONDS),
               (functools.partial(workload_logs.emit, nccl[0], nccl[1], logs_dir, served, pods,
                                  log_style.Source(state)), SLOW_POLL_SECONDS),
               (functools.partial(trainer.tick, training[0], training[1], pods, nodes), SLOW_POLL_SECONDS),

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .stages import DAEMONS, EXIT_AT, MPIRUN_REACHED
+from . import commands
+from .stages import EXIT_AT, LAUNCHER, MPIRUN_REACHED, REPLICATED_JOB
 
 Obj = dict[str, Any]
 
@@ -40,9 +41,19 @@ def started_at(pod: Obj) -> str:
 
 
 def serves(pod: Obj) -> bool:
-    """The pod runs a daemon (an MPI worker's sshd): it never ends on its own."""
-    return any(daemon in str(word) for c in (pod.get("spec") or {}).get("containers") or []
-               for word in [*(c.get("command") or []), *(c.get("args") or [])] for daemon in DAEMONS)
+    """The pod runs sshd (an MPI worker, `commands.runs_sshd`): it never ends on its own."""
+    return any(commands.runs_sshd(c) for c in (pod.get("spec") or {}).get("containers") or [])
+
+
+def role(pod: Obj) -> str:
+    """The pod's replicatedJob in its JobSet."""
+    return ((pod.get("metadata") or {}).get("labels") or {}).get(REPLICATED_JOB) or ""
+
+
+def mpi_launcher(pod: Obj) -> bool:
+    """An MPI launcher: the `launcher` replicatedJob, running mpirun (`commands.runs_mpirun`); a launcher that
+    runs no mpirun is an ordinary container."""
+    return role(pod) == LAUNCHER and any(commands.runs_mpirun(c) for c in (pod.get("spec") or {}).get("containers") or [])
 
 
 def _marked(pod: Obj, annotation: str) -> bool:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import yaml
 
+from . import commands
+
 # Pods finish after this long unless a test asks otherwise, so a Running phase is observable.
 DEFAULT_POD_MILLISECONDS = 1000
 POD_COMPLETE = "pod-complete"
@@ -39,9 +41,6 @@ KUBELET_BACKOFF_MS = 10000
 BACKOFF_STEPS = (0, 1, 2, 4, 8, 16, 30)   # times the base, by the restarts already made; 30 x 10 s = the 300 s cap
 RESTART = "kubelet-restart"
 CRASH_LOOP = "CrashLoopBackOff"
-# Processes that never end on their own: a pod running one completes only when it is deleted (an MPI worker's
-# sshd serves its launcher until the JobSet ends).
-DAEMONS = ("sshd -D",)
 
 _RUNNING_CONDITIONS = """conditions:
 - lastTransitionTime: {{ $now | Quote }}
@@ -132,15 +131,15 @@ _COMPLETED_STATUS = _ended_status(_LAST_STATE + """  state:
 def base_stages(assets: Path, pod_milliseconds: int = DEFAULT_POD_MILLISECONDS,
                 backoff_ms: int = KUBELET_BACKOFF_MS) -> list[dict]:
     """kwok's default node and pod stages (loaded from the kwok module) with pod-complete delayed, held back
-    from crash-looping and daemon containers and keeping what the kubelet keeps of an ended container; the
-    kubelet's restart of a crashed container, and the stage that ends a container the agents judged failed
-    (`EXIT_AT`)."""
+    from crash-looping containers, from sshd (`commands.SSHD`) and from MPI launchers that have not reached their
+    workers, and keeping what the kubelet keeps of an ended container; the kubelet's restart of a crashed
+    container, and the stage that ends a container the agents judged failed (`EXIT_AT`)."""
     stages = [yaml.safe_load(p.read_text()) for p in sorted((assets / "stages").glob("*.yaml"))]
     for stage in stages:
         if stage["metadata"]["name"] == POD_COMPLETE:
             stage["spec"]["delay"] = pod_complete_delay(pod_milliseconds, {})
             stage["spec"]["next"] = {"statusTemplate": _COMPLETED_STATUS}
-            stage["spec"]["selector"]["matchExpressions"] += [_READY, {"cel": {"expression": _NOT_DAEMON}}, _REACHED]
+            stage["spec"]["selector"]["matchExpressions"] += [_READY, _NOT_DAEMON, _REACHED]
     exit_ = ("{{ index $root.metadata.annotations " + json.dumps(EXIT_CODE) + " }}",
              "Error", "{{ index $root.metadata.annotations " + json.dumps(EXIT_MESSAGE) + " | Quote }}")
     # kwok's CEL knows no ContainerStatus type: jq reads the restarts.
@@ -151,15 +150,17 @@ def base_stages(assets: Path, pod_milliseconds: int = DEFAULT_POD_MILLISECONDS,
 
 _RESTARTS = ".status.containerStatuses[0].restartCount // 0"
 _READY = {"key": '.status.conditions.[] | select( .type == "Ready" ) | .status', "operator": "In", "values": ["True"]}
+# A launcher that runs no mpirun is an ordinary container (`commands`).
 _REACHED = {"key": (f'.metadata.labels[{json.dumps(REPLICATED_JOB)}] != {json.dumps(LAUNCHER)} or '
+                    f'({commands.jq_any_container(commands.MPIRUN)} | not) or '
                     f'.metadata.annotations[{json.dumps(MPIRUN_REACHED)}] == ({_RESTARTS} | tostring)'),
             "operator": "In", "values": ["true"]}
 GPU_RESOURCE = "nvidia.com/gpu"
 _USES_GPUS = {"key": f'[.spec.containers[].resources.limits[{json.dumps(GPU_RESOURCE)}] // empty] | length > 0',
               "operator": "In", "values": ["true"]}
-_NOT_DAEMON = "!self.spec.containers.exists(c, " + " || ".join(
-    f"c.command.exists(w, w.contains({json.dumps(d)})) || c.args.exists(w, w.contains({json.dumps(d)}))"
-    for d in DAEMONS) + ")"
+# sshd never ends on its own (an MPI worker serves its launcher until the JobSet ends): a pod running it
+# completes only when it is deleted.
+_NOT_DAEMON = {"key": f"{commands.jq_any_container(commands.SSHD)} | not", "operator": "In", "values": ["true"]}
 
 
 def restart_stage(backoff_ms: int) -> dict:

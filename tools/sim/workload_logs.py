@@ -213,10 +213,10 @@ def _fabric(node: Obj, gpu: profiles.Gpu) -> tuple[int, int] | None:
     return 0x7f00 + (int(number) if number.isdigit() else 0), fabric_state(node)
 
 
-def _mpirun_ran(pod: Obj, group: list[Obj]) -> bool:
+def _mpirun_ran(pod: Obj) -> bool:
     """The pod prints now, unless it is an MPI launcher whose mpirun has not reached all its workers yet
-    (`ranks` marks the one that did; a launcher that runs without one ends before it prints anything)."""
-    return not any(containers.serves(p) for p in group) or containers.reached_workers(pod) or containers.serves(pod)
+    (`ranks` marks the one that did; one that cannot reach them prints only its failure, from `ranks`)."""
+    return not containers.mpi_launcher(pod) or containers.reached_workers(pod)
 
 
 def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path, done: set[str],
@@ -226,7 +226,7 @@ def emit(core: client.CoreV1Api, custom: client.CustomObjectsApi, logs_dir: Path
     pods = [p for p in pods_cache.items() if (p.get("status") or {}).get("phase", "Pending") != "Pending"]
     groups = by_jobset(pods)  # table reads a pod's group: one pass over the pods, not one per pod
     # A launcher waiting on its workers stays fresh for later passes, costing no node reads meanwhile.
-    fresh = [p for p in pods if p["metadata"]["uid"] not in done and _mpirun_ran(p, groups[jobset(p)])]
+    fresh = [p for p in pods if p["metadata"]["uid"] not in done and _mpirun_ran(p)]
     if not fresh:
         return []
     # The nodes of the groups served now, read now: a fault set or cleared just before a run must show in it.
@@ -289,10 +289,14 @@ def serve(custom: client.CustomObjectsApi, pod: Obj, logs_dir: Path) -> Path:
     path = logs_dir / f"{meta['namespace']}_{meta['name']}.log"
     logs_dir.mkdir(parents=True, exist_ok=True)  # here: the trainer's thread may serve a pod before emit's does
     path.touch()
-    custom.create_namespaced_custom_object("kwok.x-k8s.io", "v1alpha1", meta["namespace"], "logs", {
-        "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
-        "metadata": {"name": meta["name"], "namespace": meta["namespace"],
-                     "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta["uid"]}]},
-        "spec": {"logs": [{"containers": [c["name"] for c in pod["spec"]["containers"]],
-                           "logsFile": str(path), "follow": False}]}})
+    try:
+        custom.create_namespaced_custom_object("kwok.x-k8s.io", "v1alpha1", meta["namespace"], "logs", {
+            "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
+            "metadata": {"name": meta["name"], "namespace": meta["namespace"], "ownerReferences": [
+                {"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta["uid"]}]},
+            "spec": {"logs": [{"containers": [c["name"] for c in pod["spec"]["containers"]],
+                               "logsFile": str(path), "follow": False}]}})
+    except client.ApiException as exc:
+        if exc.status != 409:   # served before (a launcher's failed start, then its table): the same file
+            raise
     return path

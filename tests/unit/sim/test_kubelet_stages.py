@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tools.sim import stages
+from tools.sim import commands, stages
 
 
 def test_the_restart_back_off_is_the_kubelet_s_at_once_then_10s_doubling_to_5_minutes() -> None:
@@ -56,10 +56,22 @@ def test_an_agent_ends_one_restart_of_a_container() -> None:
 
 
 def test_an_mpi_launcher_completes_only_at_a_restart_that_reached_its_workers() -> None:
+    """A launcher that runs no mpirun is an ordinary container: it completes at its pod time."""
     assert stages._REACHED["key"] == (
-        '.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"] != "launcher" or .metadata.annotations'
+        '.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"] != "launcher" or '
+        f'({commands.jq_any_container(commands.MPIRUN)} | not) or .metadata.annotations'
         '["sim.cre.certification/mpirun-reached-workers-at-restart"] == '
         '(.status.containerStatuses[0].restartCount // 0 | tostring)')
+
+
+def test_a_pod_running_sshd_in_any_form_never_completes_on_its_own(tmp_path: Path) -> None:
+    (tmp_path / "stages").mkdir()
+    (tmp_path / "stages" / "pod-complete.yaml").write_text(json.dumps({
+        "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Stage", "metadata": {"name": stages.POD_COMPLETE},
+        "spec": {"resourceRef": {"apiGroup": "v1", "kind": "Pod"}, "selector": {"matchExpressions": []}}}))
+    (complete,) = [s for s in stages.base_stages(tmp_path) if s["metadata"]["name"] == stages.POD_COMPLETE]
+    assert {"key": f"{commands.jq_any_container(commands.SSHD)} | not", "operator": "In", "values": ["true"]} in \
+        complete["spec"]["selector"]["matchExpressions"]
 
 
 def test_a_completed_container_keeps_its_restarts_its_last_exit_and_its_start(tmp_path: Path) -> None:

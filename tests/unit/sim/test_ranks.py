@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.sim import containers, ranks, stages, workload_logs
+from tools.sim import containers, mpirun_output, ranks, stages, workload_logs
 
 Obj = dict[str, Any]
 SSHD = ["sh", "-c", "exec /usr/sbin/sshd -De"]
@@ -77,3 +77,51 @@ def test_runs_in_two_namespaces_with_one_jobset_name_are_two_runs() -> None:
         p["metadata"]["namespace"] = ns
         p["metadata"]["labels"][workload_logs.JOBSET_NAME] = "cert-workload"
     assert sorted(workload_logs.by_jobset([mine, theirs])) == ["team-a/cert-workload", "team-b/cert-workload"]
+
+
+MPIRUN = ["timeout", "3600", "/usr/local/mpi/bin/mpirun", "-N", "4", "all_reduce_perf_mpi"]
+
+
+def test_a_launcher_beside_exec_form_sshd_workers_reaches_them() -> None:
+    """Kubeflow Trainer's own MPI runtimes start sshd with no shell: `command: [/usr/sbin/sshd, -De]`."""
+    group = [pod("w-0", command=["/usr/sbin/sshd", "-De"]), pod("w-1", command=["/usr/sbin/sshd", "-De"]),
+             pod("launcher", "launcher", command=MPIRUN)]
+    assert ranks.verdicts(group) == {"launcher": {stages.MPIRUN_REACHED: "0"}}
+
+
+def test_a_launcher_beside_workers_that_run_no_sshd_fails_with_orte_s_message_and_prints_it() -> None:
+    workers = [pod("w-0", command=["sleep", "infinity"]), pod("w-1", command=["sleep", "infinity"])]
+    workers[0]["spec"].update(hostname="run-node-0-0", subdomain="run")
+    launcher = pod("launcher", "launcher", command=MPIRUN, restarts=2)
+    assert ranks.judge([*workers, launcher]) == {"launcher": (
+        ended(2, ranks.MPIRUN_NO_DAEMON.format(worker="w-0")),
+        ["ssh: connect to host run-node-0-0.run port 22: Connection refused", "-" * 74,
+         *mpirun_output.FAILED_DAEMON_LAUNCH.splitlines(), "-" * 74])}
+    assert mpirun_output.FAILED_DAEMON_LAUNCH.startswith("ORTE was unable to reliably start one or more daemons.\n")
+    # Not up (crash-looping until its restart) or already set to end: judged again only at its next restart.
+    assert ranks.verdicts([*workers, pod("launcher", "launcher", command=MPIRUN, ready=False)]) == {}
+
+
+def test_a_launcher_that_lost_a_worker_prints_nothing_of_a_failed_start() -> None:
+    launcher = pod("launcher", "launcher", command=MPIRUN)
+    launcher["metadata"]["annotations"] = {stages.MPIRUN_REACHED: "0"}
+    group = [pod("w-0", command=SSHD), pod("w-1", command=SSHD, ready=False, restarts=1), launcher]
+    assert ranks.judge(group) == {"launcher": (ended(0, ranks.MPIRUN_LOST_DAEMON.format(worker="w-1")), [])}
+
+
+def test_a_launcher_that_runs_no_mpirun_is_an_ordinary_container() -> None:
+    """Nothing judges it: it completes at its pod time (`stages._REACHED` lets it), whatever its workers run."""
+    launcher = pod("launcher", "launcher", command=["python", "launch.py"])
+    assert not containers.mpi_launcher(launcher)
+    assert ranks.verdicts([pod("w-0", command=["sleep", "infinity"]), launcher]) == {}
+    assert ranks.verdicts([pod("w-0", command=SSHD), pod("w-1", command=SSHD), launcher]) == {}
+
+
+def test_an_mpirun_launcher_alone_runs_on_its_own_node() -> None:
+    assert ranks.verdicts([pod("launcher", "launcher", command=MPIRUN)]) == {"launcher": {stages.MPIRUN_REACHED: "0"}}
+
+
+def test_an_mpirun_launcher_never_ends_the_workers_beside_it() -> None:
+    """A launcher that failed is no torch rank: workers that run no sshd go on to their own end."""
+    launcher = pod("launcher", "launcher", command=MPIRUN, ready=False, restarts=1, exited="2026-12-03T10:00:05Z")
+    assert ranks.verdicts([pod("w-0", command=["sleep", "infinity"]), launcher]) == {}
