@@ -16,6 +16,10 @@ TAIL_LINES = 800
 TAIL_BYTES = 32 * 1024
 POD_NOT_FOUND = "PodNotFound"
 NO_TERMINATED_CONTAINER = "NoTerminatedContainer"
+# Why a failed Job has no log to show, in NVCRE's words (captureFailureLog): a failed Job never carries no record.
+POD_NOT_FOUND_TAIL = ("no pods for this Job were found when the failure was recorded; the pod was most likely deleted "
+                      "before its logs could be read")
+NO_TERMINATED_CONTAINER_TAIL = "pods for this Job were found, but none had a container terminated with a non-zero exit code"
 OOM_KILLED = "OOMKilled"
 
 Obj = dict[str, Any]
@@ -70,7 +74,7 @@ def failure_log(pods: list[Obj], logs: dict[str, str]) -> Obj:
     """`failureLog` for a failed workload: the first container that exited non-zero (earliest finish,
     then pod and container name), an OOMKilled one preferred; its log tail from `logs["<pod>/<container>"]`."""
     if not pods:
-        return {"reason": POD_NOT_FOUND}
+        return {"reason": POD_NOT_FOUND, "tail": POD_NOT_FOUND_TAIL}
     candidates = []
     for pod in pods:
         pod_name = (pod.get("metadata") or {}).get("name", "")
@@ -81,7 +85,7 @@ def failure_log(pods: list[Obj], logs: dict[str, str]) -> Obj:
                         container)
                 candidates.append((rank, pod, pod_name, container, terminated, code))
     if not candidates:
-        return {"reason": NO_TERMINATED_CONTAINER}
+        return {"reason": NO_TERMINATED_CONTAINER, "tail": NO_TERMINATED_CONTAINER_TAIL}
     pod, pod_name, container, terminated, code = min(candidates, key=lambda c: c[0])[1:]
     log: Obj = {"podName": pod_name}
     if node := (pod.get("spec") or {}).get("nodeName"):
