@@ -15,6 +15,7 @@ from ..engine.api.actions import Ref
 from ..engine.api.errors import WorkflowFailure
 from ..engine.api.objects import true_condition
 from ..engine.api.vocabulary import API_VERSION, LABEL_CERTIFICATION, WORKFLOW
+from ..engine.catalog import user
 from ..engine.plan import category_detect, detect
 from ..engine.reconcile import certification_tier as tier
 from ..engine.status.workflow import workflow_phase
@@ -36,6 +37,7 @@ class CertificationRun:
         self.namespace = args["namespace"]
         self.changed = False
         self.build_failures: dict[int, str] = {}
+        self.catalog = user.load(tuple(args.get("catalog_dirs") or ()))  # read once: the engine does no I/O
 
     def certification(self, desired: Obj) -> Obj:
         """The live Certification, created when missing (not in check mode); refused when it is not ours."""
@@ -60,8 +62,8 @@ class CertificationRun:
         for wf_name in tier.workflow_names(cert):  # a namesake without our label is still in the way
             if wf_name not in workflows and (found := self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, wf_name))):
                 workflows[wf_name] = found
-        world = tier.CertificationWorld(cert, workflows, [], dict(self.build_failures), datetime.now(UTC), expired,
-                                        catalog_dirs=tuple(self.args.get("catalog_dirs") or ()))
+        world = tier.CertificationWorld(cert, workflows, [], dict(self.build_failures), expired, now=datetime.now(UTC),
+                                        catalog=self.catalog)
         if tier.needs_nodes(world):  # a build: what discovery and detection read
             world.nodes = self.kube.list("v1", "Node")
             world.resource_slices = resource_slices(self.kube, world.nodes)
