@@ -72,7 +72,7 @@ class WorkloadRunWorld:
     run: Obj
     workflow: Obj | None = None
     nodes: list[Obj] = field(default_factory=list)
-    now: datetime | None = None
+    now: datetime = field(kw_only=True)
     resource_slices: list[Obj] | None = None
 
 
@@ -196,7 +196,7 @@ def _status_write(world: WorkloadRunWorld, chosen: Obj, workflow: Obj | None, gp
             validation = (condition(workflow, VALIDATION_FAILED) or {}).get("message", "")
     if gpus:
         status["resolvedGpusPerNode"] = gpus
-    stamp = timestamp(world.now) if world.now else ""
+    stamp = timestamp(world.now)
     status["conditions"] = conditions(old.get("conditions") or [], chosen, validation is not None,
                                       meta(run).get("generation", 1), stamp, validation or "")
     if status == old:
