@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from ..engine.api.actions import Ref
-from ..engine.api.objects import terminal
+from ..engine.api.objects import status_orchestration, terminal
 from ..engine.api.vocabulary import API_VERSION, JOB, TRAINER_API_VERSION, TRAINJOB
 from ..engine.plan import detect
 from ..engine.reconcile import attribution
@@ -124,7 +124,7 @@ class Worlds:
 
     def _resource_slices(self, wf: Obj, nodes: list[Obj]) -> list[Obj] | None:
         """The DRA fallback's ResourceSlices, before discovery only (workflow spec §4 step 1)."""
-        if ((wf.get("status") or {}).get("orchestration") or {}).get("totalGroups"):
+        if status_orchestration(wf).get("totalGroups"):
             return None
         return resource_slices(self.kube, nodes)
 

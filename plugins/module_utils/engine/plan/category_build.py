@@ -11,7 +11,7 @@ from typing import Any
 
 from ..api import naming
 from ..api.errors import InputError, WorkflowFailure
-from ..api.objects import controller_reference
+from ..api.objects import controller_reference, orchestration_of
 from ..api.vocabulary import (
     ANNOTATION_CATALOG_SOURCE,
     ANNOTATION_EXPECTED_NETWORK,
@@ -288,7 +288,7 @@ def _expected_networks(spec: dict, options: dict, platform: str, gpu_architectur
     if options.get("checkTransport") is False or not bandwidth or str(bandwidth.get("testType", "")).startswith(
             "loopback"):
         return []
-    orchestration = spec.get("orchestration") or {}
+    orchestration = orchestration_of(spec)
     grouping = orchestration.get("diagnose") or orchestration.get("topology") or {}
     topology_key = "" if placement.is_unpinned(orchestration) else str(grouping.get("topologyKey") or "")
     return network.families(platform, gpu_architecture, detected, topology_key)
