@@ -16,7 +16,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / ".collections"))
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import registry
 
 # The role inputs a survey can carry, in the order AWX asks them, with their question. Dicts and lists of dicts
 # (selectors, options, labels) have no survey type: they stay inventory or extra variables. The results role's
@@ -54,7 +54,7 @@ def role_options(role: str) -> dict[str, dict[str, Any]]:
 
 def category_choices() -> list[str]:
     """Every catalog entry as the `domain/variant` string the certify role accepts."""
-    return [f"{row['domain']}/{row['variant']}" for row in entries.list_categories()]
+    return [f"{row['domain']}/{row['variant']}" for row in registry.list_categories()]
 
 
 def plain(description: str | list[str]) -> str:

@@ -1,6 +1,7 @@
 """workloadrun_render: build a WorkloadRun's Workflow over mock or given nodes and render it, offline."""
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mocknodes
@@ -17,7 +18,7 @@ def render_face(args: dict[str, Any]) -> dict[str, Any]:
         nodes, source = mocknodes.mock_nodes(args["platform"], args["gpu_architecture"], args["node_count"]), "platform"
     else:
         nodes, source = args["nodes"], "nodes"
-    built, resolved, _platform = tier.build(tier.WorkloadRunWorld(run, nodes=nodes))
+    built, resolved, _platform = tier.build(tier.WorkloadRunWorld(run, nodes=nodes, now=datetime.now(UTC)))
     rendered = render(built, nodes, source, "spec")
     # NVCRE's render prints the GPUArchitectureDefaults message the controller would emit as a Warning event.
     warnings = [resolved.defaults_warning] if resolved.defaults_warning else []

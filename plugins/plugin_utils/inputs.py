@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
-from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries, user
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import user
 from ansible_collections.cre.certification.plugins.module_utils.engine.models.certification import (
     Category,
     CategoryOptions,
@@ -230,7 +230,7 @@ def check_category(path: str, name: str, dirs: tuple[str, ...] = ()) -> None:
     if dirs and (refused := user.load(dirs).refused(*name.partition("/")[::2])):
         raise InputError(path, f"category '{shown(name)}' of the user catalog is refused: "
                                + "; ".join(str(problem) for problem in refused))
-    known = sorted(f"{domain}/{variant}" for domain, variant in entries.registry(dirs))
+    known = sorted(f"{domain}/{variant}" for domain, variant in user.load(dirs).entries)
     if name in known:
         return
     by_variant = {full.split("/", 1)[1]: full for full in known}

@@ -21,6 +21,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries as catalog
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import registry
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build, workload
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan.dependencies import is_cluster_scoped, strip_when
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube
@@ -99,7 +100,7 @@ def render_everywhere() -> tuple[int, dict[str, dict], dict[str, tuple[str, dict
     """Build every category as the Certification build does, for every platform and architecture the
     catalog's overrides name (plus every architecture with GPU defaults), with each option set, at the smallest
     valid node count. Returns (builds, unique dependencies by content, unique TrainJob specs with their runtime)."""
-    entries = sorted(catalog.registry().items())
+    entries = sorted(registry.builtin_registry().items())
     bases = {key: catalog.build_spec(*key, {"gpuArchitecture": "h100"}) for key, _entry in entries}
     platforms = set().union(*(_mentioned(b, "platform") for b in bases.values())) | {"onprem"}
     archs = set(catalog.gpu_defaults_table()["architectures"]).union(

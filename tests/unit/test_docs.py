@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import registry as catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -14,7 +14,7 @@ BARE = re.compile(r"`((?:nccl-(?:all|loop)|dcgm-|nemotron)[a-z0-9-]*)`")
 
 
 def test_every_category_the_docs_name_is_in_the_catalog():
-    registry = entries.registry()
+    registry = catalog.builtin_registry()
     variants = {variant for _domain, variant in registry}
     named, unknown = set(), []
     for path in DOCS:

@@ -11,8 +11,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..engine.api.actions import Ref
-from ..engine.api.objects import true_condition
+from ..engine.api.objects import status_orchestration, true_condition
 from ..engine.api.vocabulary import API_VERSION, LABEL_CERTIFICATION, WORKFLOW
+from ..engine.catalog import user
 from ..engine.plan import category_detect, detect
 from ..engine.reconcile import certification_tier as tier
 from ..engine.status.workflow import workflow_phase
@@ -34,6 +35,7 @@ class CertificationLoop(ParentLoop):
         super().__init__(kube, options, desired)
         self.args = args
         self.build_failures: dict[int, str] = {}
+        self.catalog = user.load(tuple(args.get("catalog_dirs") or ()))  # read once: the engine does no I/O
 
     def admit(self, live: Obj) -> Obj:
         return tier.admit(self.desired, live)
@@ -45,8 +47,8 @@ class CertificationLoop(ParentLoop):
         for wf_name in tier.workflow_names(parent):  # a namesake without our label is still in the way
             if wf_name not in workflows and (found := self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, wf_name))):
                 workflows[wf_name] = found
-        world = tier.CertificationWorld(parent, workflows, [], dict(self.build_failures), datetime.now(UTC), expired,
-                                        catalog_dirs=tuple(self.args.get("catalog_dirs") or ()))
+        world = tier.CertificationWorld(parent, workflows, [], dict(self.build_failures), expired, now=datetime.now(UTC),
+                                        catalog=self.catalog)
         if tier.needs_nodes(world):  # a build: what discovery and detection read
             world.nodes = self.kube.list("v1", "Node")
             world.resource_slices = resource_slices(self.kube, world.nodes)
@@ -108,8 +110,7 @@ class CertificationLoop(ParentLoop):
                 "status": workflow_phase(wf),
                 "condition": true_condition(wf),
                 "succeeded_nodes": data["succeeded"], "failed_nodes": data["failed"],
-                "excluded_nodes": (((real or {}).get("status") or {}).get("orchestration") or {}).get("excludedNodes")
-                or [],
+                "excluded_nodes": status_orchestration(real).get("excludedNodes") or [],
             })
         phase = condition["type"] if condition["type"] in ("Succeeded", "Failed") else "InProgress"
         short = {"name": cert["metadata"]["name"], "namespace": self.namespace, "phase": phase,

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from ..engine.api.objects import go_duration, parse_time, terminal
+from ..engine.api.objects import go_duration, parse_time, status_orchestration, terminal
 
 SLOWEST = 3  # the longest-running Jobs a heartbeat names (thousands may run: never a line per group)
 
@@ -17,7 +17,7 @@ def heartbeat_line(prefix: str, wf: dict[str, Any], now: datetime, elapsed: floa
     once the Workflow is terminal the run only waits for its last measurements."""
     if phase := terminal(wf):
         return f"{prefix}: {phase}, waiting for the final measurements after {go_duration(int(elapsed))}"
-    groups = ((wf.get("status") or {}).get("orchestration") or {}).get("groups") or []
+    groups = status_orchestration(wf).get("groups") or []
     running = [g for g in groups if g.get("phase") == "Running"]
     line = f"{prefix}: still running after {go_duration(int(elapsed))}, {len(running)}/{len(groups)} groups running"
     started = sorted(((start, g.get("name", "")), g) for g in running if (start := parse_time(g.get("startTime"))))

@@ -207,7 +207,8 @@ class BandwidthPass(MeasurementPass):
     def reconcile(self, m: Obj, job: Obj | None, pods: list[Obj], profile: Obj | None, problem: str,
                   now: datetime) -> Step:
         memory = self.memory.setdefault(m["metadata"]["name"], Memory())
-        world = bandwidth_tier.BandwidthWorld(m, job, pods, profile, problem, now, memory.last_sample, memory.last_fetch)
+        world = bandwidth_tier.BandwidthWorld(m, job, pods, profile, problem, memory.last_sample, memory.last_fetch,
+                                              now=now)
         step = bandwidth_tier.reconcile(world)
         read_at = now
         if step.read is not None:
@@ -265,8 +266,8 @@ class GoodputPass(MeasurementPass):
     def reconcile(self, m: Obj, job: Obj | None, pods: list[Obj], profile: Obj | None, problem: str,
                   now: datetime) -> Step:
         name = m["metadata"]["name"]
-        world = goodput_tier.GoodputWorld(m, job, pods, profile, problem, now,
-                                          self.memory.get(name, goodput_tier.GoodputMemory()))
+        world = goodput_tier.GoodputWorld(m, job, pods, profile, problem,
+                                          self.memory.get(name, goodput_tier.GoodputMemory()), now=now)
         step = goodput_tier.reconcile(world)
         if step.reads:
             with ThreadPoolExecutor(len(step.reads)) as pool:

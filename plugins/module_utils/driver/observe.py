@@ -16,6 +16,7 @@ from typing import Any
 
 from ..engine.api import naming
 from ..engine.api.actions import Ref
+from ..engine.api.objects import orchestration_of
 from ..engine.api.vocabulary import (
     API_VERSION,
     JOB,
@@ -98,8 +99,8 @@ def node_selector(spec: Obj) -> str:
     """The server-side label selector for the Nodes a Workflow can use: GPU nodes, and the target's labels when
     nothing can change the target (an override may, and an Unpinned Job's affinity reads every GPU node)."""
     terms = [f"{detect.GPU_PRESENT}=true"]
-    orch = spec.get("orchestration") or {}
-    overridden = any("target" in ((o.get("orchestration") or {}) if isinstance(o, dict) else {})
+    orch = orchestration_of(spec)
+    overridden = any("target" in (orchestration_of(o) if isinstance(o, dict) else {})
                      for o in spec.get("overrides") or [])
     if overridden or orch.get("placement") == "Unpinned":
         return ",".join(terms)

@@ -9,7 +9,7 @@ from typing import Any
 from ..engine.api import naming
 from ..engine.api.actions import Create, Ref, Step
 from ..engine.api.errors import InputError
-from ..engine.api.objects import owned_by
+from ..engine.api.objects import owned_by, status_orchestration
 from ..engine.api.vocabulary import (
     API_VERSION,
     CERTIFICATION,
@@ -75,7 +75,7 @@ def certification_data(kube: Kube, cert: Obj) -> list[Obj]:
 
 def _detected(workflow: Obj | None) -> tuple[str, str]:
     """(platform, GPU architecture) the Workflow recorded; empty before its first pass."""
-    orchestration = ((workflow or {}).get("status") or {}).get("orchestration") or {}
+    orchestration = status_orchestration(workflow)
     return orchestration.get("detectedPlatform", ""), orchestration.get("detectedGPUArchitecture", "")
 
 

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, NoReturn
 
 from ..engine.api.actions import Create, Ref, Step
-from ..engine.api.objects import condition, terminal, true_type
+from ..engine.api.objects import condition, orchestration_of, status_orchestration, terminal, true_type
 from ..engine.api.vocabulary import API_VERSION, DEPENDENCY_CREATION_ERROR, IN_PROGRESS, JOB, WORKFLOW
 from ..engine.plan import render
 from ..engine.reconcile import job_tier, job_validation, status, workflow_tier
@@ -266,7 +266,7 @@ class WorkflowLoop:
             self._apply(status.fail(world, *failure), self.name)
         # Only a change (which wakes the loop anyway) or its next deadline can change the tier's answer; a Step cut
         # short (a 409, a foreign object still terminating) is looked at again after its requeue, as NVCRE does.
-        waits = [] if step.wake_at is None else [(step.wake_at - (world.now or datetime.now(UTC))).total_seconds()]
+        waits = [] if step.wake_at is None else [(step.wake_at - world.now).total_seconds()]
         if outcome.done < len(step.actions) and step.requeue_after is not None:
             waits.append(step.requeue_after)
         self.schedule.workflow_after(min(waits) if waits else None)
@@ -298,7 +298,7 @@ class WorkflowLoop:
             "succeeded_nodes": node_results.read_succeeded(cms["succeeded"]) if cms["succeeded"] else [],
             "failed_nodes": node_results.read_failed(cms["failed"]) if cms["failed"] else [],
             "configmaps": refs,
-            "excluded_nodes": ((status.get("orchestration") or {}).get("excludedNodes")) or [],
+            "excluded_nodes": orchestration_of(status).get("excludedNodes") or [],
             "elapsed": round(elapsed, 3),
         }
 
@@ -313,7 +313,7 @@ def _diagnose_progress(diagnose: dict[str, Any], groups: int) -> str:
 
 def run_counts(wf: dict[str, Any]) -> dict[str, Any]:
     """Phase, the True condition, iterations and group phases (and diagnose's status), from the Workflow's status."""
-    orch = (wf.get("status") or {}).get("orchestration") or {}
+    orch = status_orchestration(wf)
     groups = orch.get("groups") or []
     count = {p: sum(1 for g in groups if (g.get("phase") or "Pending") == p)
              for p in ("Pending", "Running", "Succeeded", "Failed")}
@@ -323,7 +323,7 @@ def run_counts(wf: dict[str, Any]) -> dict[str, Any]:
         "phase": terminal(wf) or IN_PROGRESS,
         "condition": {k: true.get(k, "") for k in ("type", "reason", "message")},
         "iterations": {"current": orch.get("currentIteration", 0), "completed": orch.get("completedIterations", 0),
-                       "total": ((wf.get("spec") or {}).get("orchestration") or {}).get("iterations", 1)},
+                       "total": orchestration_of(wf.get("spec")).get("iterations", 1)},
         "groups": {"pending": count["Pending"], "running": count["Running"], "succeeded": count["Succeeded"],
                    "failed": count["Failed"], "total": len(groups)},
         **extra,

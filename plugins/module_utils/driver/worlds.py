@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from ..engine.api.actions import Ref
-from ..engine.api.objects import terminal
+from ..engine.api.objects import status_orchestration, terminal
 from ..engine.api.vocabulary import API_VERSION, JOB, TRAINER_API_VERSION, TRAINJOB
 from ..engine.plan import detect
 from ..engine.reconcile import attribution
@@ -62,8 +62,8 @@ class Worlds:
         refs = (wf.get("status") or {}).get("dependencyRefs") or []
         dependencies = obs.dependencies((r["apiVersion"], r["kind"]) for r in refs)
         found = self.measurements()
-        world = WorkflowWorld(wf, jobs, nodes, pods, {}, dependencies, now, self._resource_slices(wf, nodes),
-                              self._scopes(wf), found, self.timeout_logs)
+        world = WorkflowWorld(wf, jobs, nodes, pods, {}, dependencies, self._resource_slices(wf, nodes),
+                              self._scopes(wf), found, self.timeout_logs, now=now)
         by_job: dict[str, list[Obj]] = {}
         for m in found:
             by_job.setdefault(((m.get("spec") or {}).get("jobRef") or {}).get("name", ""), []).append(m)
@@ -74,7 +74,7 @@ class Worlds:
             job_pods = pods.get(name, [])
             job_worlds[name] = JobWorld(
                 job, workloads.get(f"{name}-workload"), job_pods, self._pod_nodes(job_pods),
-                self._logs(job, job_pods), now, by_job.get(name, []), self.health)
+                self._logs(job, job_pods), by_job.get(name, []), self.health, now=now)
         return world, job_worlds
 
     def measurements(self) -> list[Obj]:
@@ -124,7 +124,7 @@ class Worlds:
 
     def _resource_slices(self, wf: Obj, nodes: list[Obj]) -> list[Obj] | None:
         """The DRA fallback's ResourceSlices, before discovery only (workflow spec §4 step 1)."""
-        if ((wf.get("status") or {}).get("orchestration") or {}).get("totalGroups"):
+        if status_orchestration(wf).get("totalGroups"):
             return None
         return resource_slices(self.kube, nodes)
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import registry
 from tests.ansible_run import ROOT
 from tools import awx_survey
 
@@ -92,7 +92,7 @@ def test_every_category_offered_exists_and_every_entry_is_offered() -> None:
     assert categories["type"] == "multiselect"
     for choice in categories["choices"]:
         domain, variant = choice.split("/")
-        assert entries.lookup(domain, variant).key == choice
+        assert registry.lookup(domain, variant).key == choice
         assert (ROOT / "catalog" / domain / f"{variant}.yaml").is_file()
     on_disk = sorted(f"{p.parent.name}/{p.stem}" for p in (ROOT / "catalog").glob("*/*.yaml")
                      if not p.parent.name.startswith("_"))

@@ -23,8 +23,8 @@ THRESHOLD = "value >= 600"
 
 def example_pod() -> dict:
     """The pod the example entry's TrainJob runs on an H100 node (its trainer's command and arguments)."""
-    dirs = user.check_dirs([str(EXAMPLE / "catalog")])
-    spec = entries.build_spec("compute", "gemm-burn-in", {"gpuArchitecture": "h100"}, dirs)
+    catalog = user.load(user.check_dirs([str(EXAMPLE / "catalog")]))
+    spec = entries.build_spec("compute", "gemm-burn-in", {"gpuArchitecture": "h100"}, catalog)
     trainer = spec["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]
     return {"spec": {"containers": [{"name": "node", "command": trainer["command"], "args": trainer["args"]}]}}
 

@@ -1,4 +1,5 @@
-"""Helpers over Kubernetes-JSON objects: conditions, owner references, times, durations, quantities.
+"""Helpers over Kubernetes-JSON objects: conditions, owner references, the nested spec and status reads every layer
+makes (orchestration, performance thresholds), times, durations, quantities.
 
 The one home of these readers and writers; conditions follow apimachinery's meta.SetStatusCondition.
 """
@@ -51,6 +52,28 @@ def controller_reference(owner: Obj, kind: str, api_version: str) -> Obj:
     owner_meta = meta(owner)
     return {"apiVersion": api_version, "kind": kind, "name": owner_meta.get("name", ""),
             "uid": owner_meta.get("uid", ""), "controller": True, "blockOwnerDeletion": True}
+
+
+# ---------------------------------------------------------------- nested reads of a spec and a status
+
+def orchestration_of(spec: Obj | None) -> Obj:
+    """The `orchestration` of a spec, a status or an override: {} when absent or null."""
+    return (spec or {}).get("orchestration") or {}
+
+
+def status_orchestration(obj: Obj | None) -> Obj:
+    """An object's `status.orchestration` (a Workflow's groups, iterations, detection): {} before its first write."""
+    return orchestration_of((obj or {}).get("status"))
+
+
+def performance_of(spec: Obj | None) -> Obj:
+    """A WorkflowSpec's `validation.performance`: {} when absent."""
+    return ((spec or {}).get("validation") or {}).get("performance") or {}
+
+
+def thresholds_of(spec: Obj | None) -> Obj:
+    """A WorkflowSpec's CEL thresholds by key (`validation.performance.thresholds.thresholds`): {} when absent."""
+    return (performance_of(spec).get("thresholds") or {}).get("thresholds") or {}
 
 
 # ---------------------------------------------------------------- conditions

@@ -1,21 +1,19 @@
-"""The certification catalog (NVCRE pkg/catalog): entries keyed by {domain, variant}, built into WorkflowSpecs.
+"""The certification catalog's build (NVCRE pkg/catalog): an entry and the run's options into a WorkflowSpec.
 
-Entries are our own YAML files at `catalog/<domain>/<variant>.yaml` (the collection root); shared fragments
+Entries (`registry.py`) are our own YAML files at `catalog/<domain>/<variant>.yaml` (the collection root); shared fragments
 live in `catalog/_lib/` and are not entries. An entry file holds `description`, optional `meta`
 (`minGPUs`, `timeoutPerJob`, `parallelism.<arch|default>.{tp,pp,ep}`), `perNode` (one Job per node),
 entry-local `vars`, and `spec`: the WorkflowSpec template (see catalog_template for its directives).
 
 A user's own catalog directories (`catalog_dirs`) hold entries in the same format beside ours (`user.py`
-loads and validates them); an Entry knows its `source` (the user file, empty for ours) and reads its `$lib`
-fragments from its own directory's `_lib` first (`lib_dirs`), then ours.
+loads and validates them, building each here); an Entry knows its `source` (the user file, empty for ours) and
+reads its `$lib` fragments from its own directory's `_lib` first (`lib_dirs`), then ours.
 """
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
-from functools import cache, lru_cache
-from pathlib import Path
+from functools import lru_cache
 from typing import Any
 
 try:
@@ -26,10 +24,8 @@ except ImportError:  # requirements.py: no face runs without it
 from ..api.errors import InputError
 from ..models import CategoryOptions
 from ..models.parse import parse
-from .template import Renderer, TemplateError, parsed_yaml
-
-ROOT = Path(__file__).resolve().parents[4] / "catalog"
-LIB = ROOT / "_lib"
+from .registry import ROOT, Catalog, Entry, config_arch, lookup, read_lib
+from .template import Renderer, parsed_yaml
 
 # Template defaults (loader.go buildTemplateData); diagnose changes the NCCL iteration counts.
 DEFAULTS: dict[str, Any] = {
@@ -61,54 +57,6 @@ CATEGORY_OPTIONS = frozenset({
 BUILD_INPUTS = frozenset({"gpuArchitecture", "platform", "target", "gkeTcpxoNetworks", "tcpxoPluginVersion"})
 
 
-@dataclass(frozen=True)
-class Entry:
-    domain: str
-    variant: str
-    description: str
-    template: dict
-    per_node: bool = False
-    min_gpus: int = 0
-    timeout_per_job: str = ""
-    parallelism: dict = field(default_factory=dict)
-    vars: dict = field(default_factory=dict)
-    source: str = ""                      # the user's entry file; empty for a built-in entry
-    lib_dirs: tuple[str, ...] = ()        # the user's `_lib` folders searched before ours
-
-    @property
-    def key(self) -> str:
-        return f"{self.domain}/{self.variant}"
-
-    def read_lib(self, rel: str) -> str:
-        """A `_lib` fragment as this entry sees it: its own directory's `_lib` first, then ours."""
-        return read_lib_in(self.lib_dirs, rel) if self.lib_dirs else read_lib(rel)
-
-    def parallel(self, arch: str) -> tuple[int, int, int]:
-        """TP, PP, EP for the config architecture, else the `default` row (EP 0 = unset)."""
-        row = self.parallelism.get(config_arch(arch)) or self.parallelism.get("default") or {}
-        return int(row.get("tp", 1)), int(row.get("pp", 1)), int(row.get("ep", 0))
-
-    def valid_nodes(self, nodes: int, gpus_per_node: int, arch: str) -> bool:
-        total = nodes * gpus_per_node
-        tp, pp, ep = self.parallel(arch)
-        if nodes < 1 or total < self.min_gpus or total % (tp * pp):
-            return False
-        return not ep or (total // (tp * pp)) % ep == 0
-
-    def max_valid_nodes(self, available: int, gpus_per_node: int, arch: str) -> int:
-        """The largest node count <= available meeting minGPUs, TP×PP divisibility and DP%EP (0 if none)."""
-        return next((n for n in range(available, 0, -1) if self.valid_nodes(n, gpus_per_node, arch)), 0)
-
-    def effective_timeout(self, user_value: str, test_scale: str) -> str:
-        """timeoutPerJob: the user's value, then the entry's meta, then 15m in diagnose, else 1h."""
-        return user_value or self.timeout_per_job or ("15m" if test_scale == "diagnose" else "1h")
-
-
-def config_arch(arch: str) -> str:
-    """Architecture whose configs an entry uses: gb300 shares gb200's."""
-    return "gb200" if arch == "gb300" else arch
-
-
 def normalize_gpu_architecture(value: str) -> str:
     """`gb300`, `NVIDIA-GB300` and `NVIDIA GB300` are the same architecture (ParseGPUArchFlag)."""
     text = re.sub(r"\s+", "-", value.strip())
@@ -117,55 +65,6 @@ def normalize_gpu_architecture(value: str) -> str:
     if text.upper().startswith("RTX-PRO-6000"):
         return "rtxpro6000"
     return text.split("-", 1)[0].lower()
-
-
-@cache
-def read_lib(rel: str) -> str:
-    """A `_lib` file's text, read once per process; paths may not leave `_lib`."""
-    path = (LIB / rel).resolve()
-    if LIB.resolve() not in path.parents or not path.is_file():
-        raise TemplateError(f"_lib fragment {rel!r} does not exist")
-    return path.read_text(encoding="utf-8")
-
-
-def read_lib_in(dirs: tuple[str, ...], rel: str) -> str:
-    """A `_lib` fragment from the first of `dirs` (a user's `_lib` folders) that has it, else ours; paths may not
-    leave their `_lib`. Read each time: a user may edit a fragment between two runs of one process."""
-    for lib in map(Path, dirs):
-        path = (lib / rel).resolve()
-        if lib.resolve() in path.parents and path.is_file():
-            return path.read_text(encoding="utf-8")
-    return read_lib(rel)
-
-
-def entry_files(root: Path) -> list[Path]:
-    """The entry files of a catalog folder: `<domain>/<variant>.yaml`, `_`-folders (fragments) left out."""
-    return [path for path in sorted(root.glob("*/*.yaml")) if not path.parent.name.startswith("_")]
-
-
-def make_entry(path: Path, doc: dict, source: str = "", lib_dirs: tuple[str, ...] = ()) -> Entry:
-    meta = doc.get("meta") or {}
-    return Entry(domain=path.parent.name, variant=path.stem, description=doc["description"], template=doc["spec"],
-                 per_node=bool(doc.get("perNode")), min_gpus=int(meta.get("minGPUs", 0)),
-                 timeout_per_job=meta.get("timeoutPerJob", ""), parallelism=meta.get("parallelism") or {},
-                 vars=doc.get("vars") or {}, source=source, lib_dirs=lib_dirs)
-
-
-@lru_cache(maxsize=1)
-def builtin_registry() -> dict[tuple[str, str], Entry]:
-    """Every entry at catalog/<domain>/<variant>.yaml, loaded once per process."""
-    return {(path.parent.name, path.stem): make_entry(path, yaml.safe_load(path.read_text(encoding="utf-8")))
-            for path in entry_files(ROOT)}
-
-
-def registry(dirs: tuple[str, ...] = ()) -> dict[tuple[str, str], Entry]:
-    """The categories a run can ask for: ours, plus the good entries of the user's catalog `dirs` (a user entry
-    that says `overrides: builtin` replaces ours). Ours are loaded once per process; a user catalog once per
-    content of its files (`user.load`)."""
-    if not dirs:
-        return builtin_registry()
-    from .user import load  # noqa: PLC0415 - user.py builds on this module
-    return load(dirs).entries
 
 
 @lru_cache(maxsize=1)
@@ -201,28 +100,6 @@ def gpu_arch_fallback_message(arch: str, gpus_per_node: int, mlnx_per_node: int,
             f"gpusPerNode={gpus} mlnxPerNode={mlnx} for it; this run is sized at gpusPerNode={gpus_per_node} "
             f"mlnxPerNode={mlnx_per_node}. If the nodes differ, set {field_hint}, and file an issue so the "
             "architecture can be added to the catalog.")
-
-
-def lookup(domain: str, variant: str, dirs: tuple[str, ...] = ()) -> Entry:
-    entry = registry(dirs).get((domain, variant))
-    if entry is None:
-        raise InputError("", f"Unknown certification category: {domain}/{variant}")
-    return entry
-
-
-def list_categories(dirs: tuple[str, ...] = ()) -> list[dict]:
-    """Categories sorted by domain, then variant, with what a user needs to pick one; a user's entry also says
-    `source: user` and its `path` (ours: `source: builtin`)."""
-    rows = []
-    for (domain, variant), entry in sorted(registry(dirs).items()):
-        rows.append({
-            "domain": domain, "variant": variant, "description": entry.description,
-            "minGPUs": entry.min_gpus, "perNode": entry.per_node,
-            "timeoutPerJob": entry.effective_timeout("", "full-scale"),
-            "iterations": max(1, int(entry.template.get("orchestration", {}).get("iterations", 1))),
-            "source": "user" if entry.source else "builtin", **({"path": entry.source} if entry.source else {}),
-        })
-    return rows
 
 
 def _tcpxo_profile(version: str) -> dict:
@@ -323,10 +200,10 @@ def template_vars(entry: Entry, opts: dict, arch: str) -> dict:
     return data
 
 
-def build_spec(domain: str, variant: str, options: dict | None = None, dirs: tuple[str, ...] = ()) -> dict:
-    """The WorkflowSpec (camelCase dict) of one category for the given options (entry.Build); `dirs`: the
-    user's catalog directories."""
-    return build_entry(lookup(domain, variant, dirs), options)
+def build_spec(domain: str, variant: str, options: dict | None = None, catalog: Catalog | None = None) -> dict:
+    """The WorkflowSpec (camelCase dict) of one category for the given options (entry.Build); `catalog`: the
+    run's (ours plus the user's `catalog_dirs`), ours when none is given."""
+    return build_entry(lookup(domain, variant, catalog), options)
 
 
 def build_entry(entry: Entry, options: dict | None = None) -> dict:

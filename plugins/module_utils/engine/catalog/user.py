@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,8 @@ except ImportError:  # requirements.py: no face runs without it
 from ..api.errors import InputError
 from ..models import parse_workflow
 from ..spec.overrides import validate_overrides
-from . import entries as ours
+from . import entries
+from .registry import ROOT, Catalog, Entry, Problem, builtin_catalog, builtin_registry, entry_files, make_entry
 from .template import PLACEHOLDER, TemplateError
 
 OVERRIDES = "overrides"
@@ -43,32 +43,6 @@ MOCK_BUILDS = ({"gpuArchitecture": "h100", "platform": "onprem"},
                {"gpuArchitecture": "gb200", "platform": "onprem", "enableMNNVL": True})
 NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DURATION = re.compile(r"^([0-9]+(h|m|s|ms))+$")
-
-
-@dataclass(frozen=True)
-class Problem:
-    """Why one user entry file is refused: its file, the field path in it ('' for the whole file) and the rule."""
-
-    file: str
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.file}: {self.path}: {self.message}" if self.path else f"{self.file}: {self.message}"
-
-
-@dataclass
-class Catalog:
-    """Ours plus the user's good entries (`entries`), and the problems of the refused ones by category."""
-
-    entries: dict[tuple[str, str], ours.Entry]
-    problems: dict[tuple[str, str], list[Problem]] = field(default_factory=dict)
-
-    def refused(self, domain: str, variant: str) -> list[Problem]:
-        return self.problems.get((domain, variant), [])
-
-    def all_problems(self) -> list[Problem]:
-        return [p for key in sorted(self.problems) for p in self.problems[key]]
 
 
 def check_dirs(dirs: Any, path: str = "catalog_dirs") -> tuple[str, ...]:
@@ -86,8 +60,9 @@ def check_dirs(dirs: Any, path: str = "catalog_dirs") -> tuple[str, ...]:
 
 
 def load(dirs: tuple[str, ...]) -> Catalog:
-    """The catalog with the user's `dirs` (absolute paths, `check_dirs`), loaded again only when a file changed."""
-    return _load(dirs, _fingerprint(dirs))
+    """The catalog with the user's `dirs` (absolute paths, `check_dirs`), loaded again only when a file changed;
+    ours alone without `dirs`. A run loads it once, at the driver's boundary, and hands it to the engine."""
+    return _load(dirs, _fingerprint(dirs)) if dirs else builtin_catalog()
 
 
 def _fingerprint(dirs: tuple[str, ...]) -> tuple:
@@ -102,13 +77,13 @@ def _fingerprint(dirs: tuple[str, ...]) -> tuple:
 
 @lru_cache(maxsize=8)
 def _load(dirs: tuple[str, ...], _fingerprint: tuple) -> Catalog:
-    builtin = ours.builtin_registry()
+    builtin = builtin_registry()
     catalog = Catalog(dict(builtin))
     owners: dict[tuple[str, str], str] = {}
     for folder in dirs:
         lib = Path(folder) / "_lib"
         lib_dirs = (str(lib),) if lib.is_dir() else ()
-        for path in ours.entry_files(Path(folder)):
+        for path in entry_files(Path(folder)):
             key = (path.parent.name, path.stem)
             file = str(path)
             if key in owners:  # neither user entry is used
@@ -128,7 +103,7 @@ def _load(dirs: tuple[str, ...], _fingerprint: tuple) -> Catalog:
     return catalog
 
 
-def _entry(path: Path, lib_dirs: tuple[str, ...], shadows: bool) -> tuple[ours.Entry | None, list[Problem]]:
+def _entry(path: Path, lib_dirs: tuple[str, ...], shadows: bool) -> tuple[Entry | None, list[Problem]]:
     """One user entry file, validated: the Entry, or the problems that refuse it (all those found)."""
     file = str(path)
     if not (NAME.match(path.parent.name) and NAME.match(path.stem)):
@@ -144,7 +119,7 @@ def _entry(path: Path, lib_dirs: tuple[str, ...], shadows: bool) -> tuple[ours.E
     problems = _fields(file, doc, shadows)
     if problems:
         return None, problems
-    entry = ours.make_entry(path, doc, file, lib_dirs)
+    entry = make_entry(path, doc, file, lib_dirs)
     return (None, [problem]) if (problem := _builds(file, entry)) else (entry, [])
 
 
@@ -167,7 +142,7 @@ def _fields(file: str, doc: Any, shadows: bool) -> list[Problem]:
         out.append(Problem(file, OVERRIDES, f"the only value is '{OVERRIDES_BUILTIN}', got {doc[OVERRIDES]!r}"))
     elif shadows and OVERRIDES not in doc:
         key = f"{Path(file).parent.name}/{Path(file).stem}"
-        builtin = ours.ROOT / Path(file).parent.name / Path(file).name
+        builtin = ROOT / Path(file).parent.name / Path(file).name
         out.append(Problem(file, "", f"{key} is a built-in category ({builtin}); add 'overrides: builtin' to this "
                                      "file to replace it, or rename the file"))
     elif not shadows and OVERRIDES in doc:
@@ -203,12 +178,12 @@ def _meta(file: str, meta: Any) -> list[Problem]:
     return out
 
 
-def _builds(file: str, entry: ours.Entry) -> Problem | None:
+def _builds(file: str, entry: Entry) -> Problem | None:
     """The first problem met building the entry for each mock architecture and validating the result."""
     for options in MOCK_BUILDS:
         arch = options["gpuArchitecture"]
         try:
-            spec = ours.build_entry(entry, options)
+            spec = entries.build_entry(entry, options)
         except TemplateError as exc:
             return Problem(file, _where(entry, str(exc)), f"does not render for {arch}: {exc}")
         except InputError as exc:
@@ -222,7 +197,7 @@ def _builds(file: str, entry: ours.Entry) -> Problem | None:
     return None
 
 
-def _where(entry: ours.Entry, error: str) -> str:
+def _where(entry: Entry, error: str) -> str:
     """The field path of the template node a render error comes from: the placeholder of an unknown variable,
     the `$lib` of a missing fragment; `spec` when it cannot be told."""
     quoted = re.search(r"'([^']+)'", error)

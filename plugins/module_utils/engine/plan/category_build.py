@@ -11,7 +11,7 @@ from typing import Any
 
 from ..api import naming
 from ..api.errors import InputError, WorkflowFailure
-from ..api.objects import controller_reference
+from ..api.objects import controller_reference, orchestration_of
 from ..api.vocabulary import (
     ANNOTATION_CATALOG_SOURCE,
     ANNOTATION_EXPECTED_NETWORK,
@@ -29,6 +29,7 @@ from ..api.vocabulary import (
     WORKFLOW,
 )
 from ..catalog import entries
+from ..catalog.registry import Catalog, builtin_catalog, lookup
 from ..spec import gang
 from ..spec.overrides import OverrideContext, apply_overrides, matches_when
 from . import network, placement
@@ -48,10 +49,10 @@ done
 _SPEC_ONLY = ("target", "categories", "gangScheduler", "priorityClassName")
 
 
-def check_categories(spec: dict, catalog_dirs: tuple[str, ...] = ()) -> None:
+def check_categories(spec: dict, catalog: Catalog | None = None) -> None:
     """Every category is looked up before anything is built; the first unknown one fails the Certification.
-    `catalog_dirs`: the user's own catalog directories, whose entries sit beside ours."""
-    known = entries.registry(catalog_dirs)
+    `catalog`: the run's, ours plus the user's `catalog_dirs` (ours when none is given)."""
+    known = (catalog or builtin_catalog()).entries
     for category in spec.get("categories") or []:
         if (category.get("domain"), category.get("variant")) not in known:
             raise WorkflowFailure(CATEGORY_NOT_FOUND,
@@ -106,13 +107,13 @@ def resolved_gang_scheduler(spec: dict) -> dict | None:
 
 
 def build_options(spec: dict, category: dict, *, platform: str, gpu_architecture: str, available_nodes: int,
-                  detected: dict | None = None, catalog_dirs: tuple[str, ...] = ()) -> dict:
+                  detected: dict | None = None, catalog: Catalog | None = None) -> dict:
     """The BuildConfig of one category: resolved options, GPU defaults, MNNVL default, node count.
 
     `detected` carries what discovery found (nicResourceName, gkeTcpxoNetworks, tcpxoPluginVersion);
     a user-set nicResourceName wins over the detected one.
     """
-    entry = entries.lookup(category["domain"], category["variant"], catalog_dirs)
+    entry = lookup(category["domain"], category["variant"], catalog)
     options = resolve_options(spec, category)
     gpus, mlnx = entries.gpu_defaults(gpu_architecture, platform)
     options.setdefault("gpusPerNode", gpus)
@@ -245,15 +246,16 @@ def apply_workload_labels(spec: dict, labels: dict | None, gang_scheduler: dict 
 
 def build_workflow(certification: dict, category: dict, *, platform: str, gpu_architecture: str,
                    available_nodes: int, nodes: list | None = None, detected: dict | None = None,
-                   catalog_dirs: tuple[str, ...] = ()) -> dict:
+                   catalog: Catalog | None = None) -> dict:
     """The Workflow the Certification controller creates for one category (createWorkflowForCategory
     steps 3–6): built, overrides applied and pruned, then the resolved transforms (ADR-079). A category from
-    the user's `catalog_dirs` carries its entry file in the `catalog-source` annotation (ours carry none)."""
+    the user's `catalog_dirs` (in the run's `catalog`) carries its entry file in the `catalog-source` annotation
+    (ours carry none)."""
     meta = certification.get("metadata") or {}
     cert_spec = certification.get("spec") or {}
     options = build_options(cert_spec, category, platform=platform, gpu_architecture=gpu_architecture,
-                            available_nodes=available_nodes, detected=detected, catalog_dirs=catalog_dirs)
-    spec = entries.build_spec(category["domain"], category["variant"], options, catalog_dirs)
+                            available_nodes=available_nodes, detected=detected, catalog=catalog)
+    spec = entries.build_spec(category["domain"], category["variant"], options, catalog)
     spec = resolve_overrides(spec, platform, gpu_architecture, nodes)
     gang_scheduler = resolved_gang_scheduler(cert_spec)
     apply_gang_scheduler(spec, gang_scheduler)
@@ -274,7 +276,7 @@ def build_workflow(certification: dict, category: dict, *, platform: str, gpu_ar
     })
     if families := _expected_networks(spec, options, platform, gpu_architecture, detected or {}):
         metadata["annotations"][ANNOTATION_EXPECTED_NETWORK] = ",".join(families)
-    if source := entries.lookup(category["domain"], category["variant"], catalog_dirs).source:
+    if source := lookup(category["domain"], category["variant"], catalog).source:
         metadata["annotations"][ANNOTATION_CATALOG_SOURCE] = source
     return {"apiVersion": API_VERSION, "kind": WORKFLOW, "metadata": metadata, "spec": spec}
 
@@ -286,7 +288,7 @@ def _expected_networks(spec: dict, options: dict, platform: str, gpu_architectur
     if options.get("checkTransport") is False or not bandwidth or str(bandwidth.get("testType", "")).startswith(
             "loopback"):
         return []
-    orchestration = spec.get("orchestration") or {}
+    orchestration = orchestration_of(spec)
     grouping = orchestration.get("diagnose") or orchestration.get("topology") or {}
     topology_key = "" if placement.is_unpinned(orchestration) else str(grouping.get("topologyKey") or "")
     return network.families(platform, gpu_architecture, detected, topology_key)

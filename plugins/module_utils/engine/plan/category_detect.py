@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from ..api.objects import quantity
 from ..api.vocabulary import GPU_ARCHITECTURE_DEFAULTS
-from ..catalog import entries
+from ..catalog import entries, registry
 from ..catalog.template import parsed_yaml
 
 NIC_RESOURCE_DETECTION = "NICResourceDetection"
@@ -128,7 +128,7 @@ def detect_tcpxo_plugin(pods: Iterable[Obj]) -> tuple[str, MaybeEvent]:
                 versions.add(_image_version(image))
     if versions:
         return min(versions, key=_version_key), None
-    minimum = min((p["plugin"] for p in parsed_yaml(entries.read_lib(TCPXO_PROFILES))["profiles"]),
+    minimum = min((p["plugin"] for p in parsed_yaml(registry.read_lib(TCPXO_PROFILES))["profiles"]),
                   key=_version_key)
     return "", _event("Warning", TCPXO_PLUGIN_DETECTION,
                       f"Could not detect the TCPXO NCCL plugin version from the {TCPXO_INSTALLER_NAMESPACE} "

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..api import naming
 from ..api.errors import InputError
-from ..api.objects import controller_reference, json_copy
+from ..api.objects import controller_reference, json_copy, orchestration_of, performance_of, thresholds_of
 from ..api.vocabulary import (
     ANNOTATION_EXPECTED_NETWORK,
     ANNOTATION_GROUP_NODES,
@@ -62,7 +62,7 @@ def launch(workflow: dict[str, Any], plan: DependencyPlan, group: dict[str, Any]
     jobTemplate.spec and dependencies; `mnnvl_off` is diagnose's no-NVL re-test (§9)."""
     meta = workflow.get("metadata") or {}
     spec = workflow.get("spec") or {}
-    orchestration = spec.get("orchestration") or {}
+    orchestration = orchestration_of(spec)
     single = is_single_job(orchestration, total_groups)
     suffix = naming.dependency_suffix(meta.get("name", ""), group["name"], iteration, single)
     renamed, copies, effective = plan.for_launch(suffix)
@@ -80,13 +80,13 @@ def job_manifest(workflow: dict[str, Any], job_spec: dict[str, Any], group: dict
     """
     meta = workflow.get("metadata") or {}
     wf_spec = workflow.get("spec") or {}
-    orchestration = wf_spec.get("orchestration") or {}
+    orchestration = orchestration_of(wf_spec)
     target = orchestration.get("target") or {}
     unpinned = placement.is_unpinned(orchestration)
     spec = job_spec
 
-    performance = (wf_spec.get("validation") or {}).get("performance") or {}
-    if thresholds := (performance.get("thresholds") or {}).get("thresholds"):
+    performance = performance_of(wf_spec)
+    if thresholds := thresholds_of(wf_spec):
         spec["thresholds"] = dict(thresholds)
     if performance.get("measurementTimeout"):
         spec["measurementTimeout"] = performance["measurementTimeout"]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..api.errors import WorkflowFailure
+from ..api.objects import orchestration_of
 from ..spec import gang
 from ..spec.overrides import OverrideContext, apply_overrides, override_events
 from . import detect, placement
@@ -44,7 +45,7 @@ def discover(wf: dict[str, Any], nodes: list[dict[str, Any]], early: dict[str, A
     persist with the Failed condition; so is `partition`. `resource_slices` (gpu.nvidia.com, live runs
     only) fill a missing GPU product label in memory."""
     spec = wf["spec"]
-    detection = detect.detect(nodes, (early.get("orchestration") or {}).get("target"), resource_slices)
+    detection = detect.detect(nodes, orchestration_of(early).get("target"), resource_slices)
     plan.update(detected_platform=detection.platform, detected_gpu_architecture=detection.gpu_architecture,
                 gpu_products=list(detection.gpu_products), excluded_nodes=detection.excluded_nodes,
                 exclusion_reason=detection.exclusion_reason)
@@ -64,7 +65,7 @@ def partition(resolved: dict[str, Any], detection: detect.Detection, plan: dict[
 
 def check(resolved: dict[str, Any], detection: detect.Detection, plan: dict[str, Any]) -> detect.Detection:
     """§4 steps 7-9: placement, GPU capacity filter, gang contract; the detection after the capacity filter."""
-    orchestration = resolved.get("orchestration") or {}
+    orchestration = orchestration_of(resolved)
     plan["placement"] = orchestration.get("placement") or placement.PINNED
     placement.validate_placement(orchestration)
     before = len(detection.events)
@@ -79,7 +80,7 @@ def check(resolved: dict[str, Any], detection: detect.Detection, plan: dict[str,
 
 def group(resolved: dict[str, Any], detection: detect.Detection, plan: dict[str, Any]) -> Partition:
     """§4 steps 11-13: nodesPerJob and the Pending group statuses."""
-    orchestration = resolved.get("orchestration") or {}
+    orchestration = orchestration_of(resolved)
     job_spec = (resolved.get("jobTemplate") or {}).get("spec") or {}
     npj = placement.nodes_per_job(job_spec, orchestration, detection)
     labels = {detect.node_name(n): (n.get("metadata") or {}).get("labels") or {} for n in detection.nodes}

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..api.errors import InputError, WorkflowFailure
+from ..api.objects import status_orchestration
 from ..models import dump, parse_workflow
 from ..spec.overrides import validate_overrides
 from . import detect, jobs, partition
@@ -124,7 +125,7 @@ def _given_train_job(spec: Any) -> Any:
 
 
 def _render(wf: dict[str, Any], nodes: list[dict[str, Any]], out: Rendered) -> None:
-    persisted = (wf.get("status") or {}).get("orchestration") or {}
+    persisted = status_orchestration(wf)
     early = partition.early_spec(wf["spec"], persisted)
     plan = out.plan
     detection, resolved = partition.discover(wf, nodes, early, plan)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..api.errors import InputError, WorkflowFailure
-from ..api.objects import controller_reference
+from ..api.objects import controller_reference, orchestration_of
 from ..api.vocabulary import (
     API_VERSION,
     BUILD_FAILED,
@@ -72,7 +72,7 @@ NO_FRAMEWORK = "exec framework selected but spec.framework.exec is nil"
 
 def validate_placement(spec: Obj) -> None:
     """ValidateWRPlacement: Unpinned runs one job, so a testScale asking for one job per node or rack is refused."""
-    orchestration = spec.get("orchestration") or {}
+    orchestration = orchestration_of(spec)
     scale = orchestration.get("testScale") or ""
     if orchestration.get("placement") == "Unpinned" and scale in _UNPINNED_SCALE:
         raise InputError("orchestration.placement",
@@ -94,7 +94,7 @@ def defaults_warning(spec: Obj, platform: str, gpu_architecture: str) -> str:
 def resolve(spec: Obj, platform: str, gpu_architecture: str) -> Resolved:
     framework = framework_of(spec)
     gpus_per_node, mlnx_per_node = node_counts(spec, platform, gpu_architecture)
-    scale = (spec.get("orchestration") or {}).get("testScale")
+    scale = orchestration_of(spec).get("testScale")
     mnnvl = spec.get("enableMNNVL")
     return Resolved(framework=framework, gpus_per_node=gpus_per_node, mlnx_per_node=mlnx_per_node,
                     # intra-node: one node per job, so the Workflow makes one group per node.
@@ -232,7 +232,7 @@ def _dependencies(name: str, resolved: Resolved, spec: Obj) -> list[Obj]:
 
 
 def _orchestration(spec: Obj) -> Obj:
-    wr = spec.get("orchestration") or {}
+    wr = orchestration_of(spec)
     out: Obj = {"iterations": wr.get("repeatCount") or 1,
                 "execution": {"timeoutPerJob": wr.get("timeoutPerJob") or DEFAULT_TIMEOUT_PER_JOB}}
     if spec.get("target"):
@@ -302,7 +302,7 @@ def build_spec(run: Obj, *, platform: str, gpu_architecture: str, nodes: list | 
         thresholds = {"thresholds": copy.deepcopy(spec["thresholds"])}
         workflow_spec["validation"] = {"performance": {"enabled": True, "thresholds": thresholds}}
     workflow_spec = category_build.resolve_overrides(workflow_spec, platform, gpu_architecture, nodes)
-    if (spec.get("orchestration") or {}).get("testScale") == "intra-rack":
+    if orchestration_of(spec).get("testScale") == "intra-rack":
         _one_job_per_rack(workflow_spec, platform, gpu_architecture)
     # The resolved transforms, after overrides, exactly as the Certification build runs them (ADR-079).
     gang_scheduler = category_build.resolved_gang_scheduler(spec)

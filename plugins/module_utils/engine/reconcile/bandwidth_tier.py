@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..api.actions import Event, Step
@@ -62,7 +62,7 @@ class BandwidthWorld:
     pods: list[Obj] = field(default_factory=list)  # the Job's pods
     profile: Obj | None = None
     profile_error: str = ""           # why the LogProfile could not be read (the API's words)
-    now: datetime | None = None
+    now: datetime = field(kw_only=True)
     last_sample: datetime | None = None   # the driver's memory: when this run last sampled it
     last_fetch: datetime | None = None    # and up to when it has read the log
     log: LogRead | None = None
@@ -91,10 +91,6 @@ def reconcile(world: BandwidthWorld) -> BandwidthStep:
     return BandwidthStep(Step(requeue_after=REQUEUE))
 
 
-def _now(world: BandwidthWorld) -> datetime:
-    return world.now or datetime.now(UTC)
-
-
 def _parser(world: BandwidthWorld) -> tuple[NcclParser | None, str]:
     """The profile's parser, or why there is none (the spec's texts)."""
     ref = profile_ref(world.measurement)
@@ -121,7 +117,7 @@ def _pod(world: BandwidthWorld) -> tuple[Obj | None, str]:
 # ---------------------------------------------------------------- running (§2.4)
 
 def _running(world: BandwidthWorld) -> BandwidthStep:
-    m, now = world.measurement, _now(world)
+    m, now = world.measurement, world.now
     interval = sample_interval(m)
     if world.last_sample is not None and now - world.last_sample < interval:
         return BandwidthStep(Step(requeue_after=(world.last_sample + interval - now).total_seconds()))
@@ -177,7 +173,7 @@ def _final_read(world: BandwidthWorld) -> tuple[Read | None, str]:
 
 
 def _final(world: BandwidthWorld, succeeded: bool) -> BandwidthStep:
-    m, job, now = world.measurement, world.job or {}, _now(world)
+    m, job, now = world.measurement, world.job or {}, world.now
     status = copy.deepcopy(m.get("status") or {})
     parsed: NcclParse | None = None
     error = ""
@@ -259,7 +255,7 @@ def _record_reading(status: Obj, parsed: NcclParse) -> None:
 
 
 def _gone(world: BandwidthWorld) -> BandwidthStep:
-    m, now = world.measurement, _now(world)
+    m, now = world.measurement, world.now
     status = copy.deepcopy(m.get("status") or {})
     never_saw = (not (meta(m).get("annotations") or {}).get(ANNOTATION_JOB_UID) and not status.get("startTime")
                  and not status.get("results") and condition(m, MEASURING) is None)

@@ -38,6 +38,7 @@ from ..api.vocabulary import (
     WORKFLOW_FAILED,
     WORKFLOW_NAME_COLLISION,
 )
+from ..catalog.registry import Catalog, builtin_catalog
 from ..models import dump, parse_certification
 from ..plan import category_build, category_detect, detect, render
 from ..spec import thresholds
@@ -111,18 +112,19 @@ class CertificationWorld:
     """What the shell observed: the Certification, the live Workflows by name, the Nodes (listed only when a
     category is still to be built), the build failures met earlier in this run (category index → message)
     and whether the run's deadline has passed. For a build also: the gpu.nvidia.com ResourceSlices when a
-    GPU node lacks its product label (None: not listed) and the GKE `nccl-tcpxo-installer` pods. `catalog_dirs`:
-    the user's catalog directories the run was given, whose categories sit beside ours."""
+    GPU node lacks its product label (None: not listed) and the GKE `nccl-tcpxo-installer` pods. `catalog`: the
+    categories a run can ask for, ours plus those of the user's `catalog_dirs`, loaded once by the driver. `now`:
+    the pass's time, timezone-aware UTC."""
 
     certification: Obj
     workflows: dict[str, Obj] = field(default_factory=dict)
     nodes: list[Obj] = field(default_factory=list)
     build_failures: dict[int, str] = field(default_factory=dict)
-    now: datetime | None = None
+    now: datetime = field(kw_only=True)
     expired: bool = False
     resource_slices: list[Obj] | None = None
     tcpxo_pods: list[Obj] = field(default_factory=list)
-    catalog_dirs: tuple[str, ...] = ()   # the user's own catalog directories (the run's option, not the cluster's)
+    catalog: Catalog = field(default_factory=builtin_catalog)   # the run's option, not the cluster's
 
 
 @dataclass
@@ -164,7 +166,7 @@ def reconcile(world: CertificationWorld) -> CertificationStep:
     seen: list[Obj | None] = [None] * len(cats)
     out = CertificationStep()
     try:
-        category_build.check_categories(cert.get("spec") or {}, world.catalog_dirs)
+        category_build.check_categories(cert.get("spec") or {}, world.catalog)
     except WorkflowFailure as unknown:  # every category is looked up before anything is built
         failed = {"type": FAILED, "reason": unknown.reason, "message": unknown.message}
         out.step = Step(_status_write(cert, seen, world.now, failed), terminal=True)
@@ -224,7 +226,7 @@ def plan(world: CertificationWorld) -> CertificationStep:
     """Check mode: what each category still to be built would create (`plans`), whether anything would change,
     and the build failures; nothing is written."""
     cert = world.certification
-    category_build.check_categories(cert.get("spec") or {}, world.catalog_dirs)  # CategoryNotFound: fails at once
+    category_build.check_categories(cert.get("spec") or {}, world.catalog)  # CategoryNotFound: fails at once
     out = CertificationStep(done=True)
     out.changed = not meta(cert).get("uid")  # the Certification itself would be created
     recorded = _recorded(cert)
@@ -291,7 +293,7 @@ def build(cert: Obj, category: Obj, world: CertificationWorld) -> tuple[Obj, lis
                                                         options=options, tcpxo_pods=world.tcpxo_pods)
     built = category_build.build_workflow(cert, category, platform=found.platform, gpu_architecture=arch,
                                           available_nodes=len(found.nodes), nodes=found.nodes, detected=detected,
-                                          catalog_dirs=world.catalog_dirs)
+                                          catalog=world.catalog)
     return built, events
 
 
@@ -304,7 +306,7 @@ def _wait_left(world: CertificationWorld, seen: list[Obj | None], index: int) ->
         done = condition(workflow, true_type(workflow)) if workflow is not None else None
         starts.append(parse_time((done or {}).get("lastTransitionTime")))
     begun = max((t for t in starts if t is not None), default=None)
-    if begun is None or world.now is None:
+    if begun is None:
         return WAIT_FOR_NODES
     return begun + WAIT_FOR_NODES - world.now
 
@@ -414,14 +416,13 @@ def conditions(old: list[Obj], chosen: Obj, validation_failed: bool, generation:
     return out
 
 
-def _status_write(cert: Obj, workflows: list[Obj | None], now: datetime | None, override: Obj | None = None
-                  ) -> list[Any]:
+def _status_write(cert: Obj, workflows: list[Obj | None], now: datetime, override: Obj | None = None) -> list[Any]:
     """The status write that records `workflows` (categories not seen yet count as not created), or nothing
     when the status already says so."""
     progress = certification_progress(cert, workflows)
     statuses = progress["categoryStatuses"]
     old = cert.get("status") or {}
-    stamp = timestamp(now) if now else ""
+    stamp = timestamp(now)
     chosen = override or progress["condition"]
     before = true_condition(cert)
     if chosen["reason"] == WAITING_FOR_NODES and before["reason"] == WAITING_FOR_NODES:

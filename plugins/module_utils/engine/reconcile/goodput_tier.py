@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..api.actions import Action, Event, Step
@@ -82,7 +82,7 @@ class GoodputWorld:
     pods: list[Obj] = field(default_factory=list)  # the Job's pods
     profile: Obj | None = None
     profile_error: str = ""           # why the LogProfile could not be read (the API's words)
-    now: datetime | None = None
+    now: datetime = field(kw_only=True)
     memory: GoodputMemory = field(default_factory=GoodputMemory)
     logs: dict[str, LogRead] | None = None  # pod name -> what was read, once the pass asked for `reads`
 
@@ -108,10 +108,6 @@ def reconcile(world: GoodputWorld) -> GoodputStep:
     if is_true(job, IN_PROGRESS):
         return _running(world)
     return GoodputStep(Step(requeue_after=interval))
-
-
-def _now(world: GoodputWorld) -> datetime:
-    return world.now or datetime.now(UTC)
 
 
 def _parser(world: GoodputWorld) -> tuple[GoodputParser | None, str]:
@@ -313,7 +309,7 @@ def _reads(world: GoodputWorld, first: Obj, last: Obj | None, start: datetime | 
 # ---------------------------------------------------------------- running (§3.4)
 
 def _running(world: GoodputWorld) -> GoodputStep:
-    m, job, now, memory = world.measurement, world.job or {}, _now(world), world.memory
+    m, job, now, memory = world.measurement, world.job or {}, world.now, world.memory
     interval = sample_interval(m)
     if memory.last_sample is not None and now - memory.last_sample < interval:
         return GoodputStep(Step(requeue_after=(memory.last_sample + interval - now).total_seconds()))
@@ -391,7 +387,7 @@ def _final_sample(world: GoodputWorld, status: Obj, anchor: datetime) -> list[Re
 
 
 def _final(world: GoodputWorld, succeeded: bool) -> GoodputStep:
-    m, job, now = world.measurement, world.job or {}, _now(world)
+    m, job, now = world.measurement, world.job or {}, world.now
     anchor = terminal_anchor(job, now)
     status = copy.deepcopy(m.get("status") or {})
     reads = _final_sample(world, status, anchor)

@@ -61,7 +61,7 @@ Obj = dict[str, Any]
 def reconcile(world: JobWorld) -> Step:
     job = world.job
     status = job.get("status") or {}
-    now = world.now or datetime.now(UTC)
+    now = world.now
     if job_validation.awaiting(job):
         return _validate(world, now)
     if is_true(job, SUCCEEDED) or is_true(job, FAILED):
@@ -143,7 +143,7 @@ def _validate(world: JobWorld, now: datetime) -> Step:
 def fail(world: JobWorld, reason: str, message: str) -> Step:
     """Mark the Job Failed with `reason`/`message` (e.g. when the driver meets a workload it must not adopt)."""
     new = copy.deepcopy(world.job.get("status") or {})
-    set_exclusive(new, FAILED, reason, message, _generation(world.job), world.now or datetime.now(UTC))
+    set_exclusive(new, FAILED, reason, message, _generation(world.job), world.now)
     return Step(_write(world.job, new), terminal=True)
 
 

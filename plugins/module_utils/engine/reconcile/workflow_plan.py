@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..api.objects import orchestration_of
 from ..plan import mnnvl, placement
 from ..plan.dependencies import DependencyPlan, strip_when
 
@@ -27,7 +28,7 @@ class ResolvedPlan:
 
     @classmethod
     def of(cls, workflow: Obj, spec: Obj, namespaced: dict[tuple[str, str], bool]) -> ResolvedPlan:
-        orchestration = spec.get("orchestration") or {}
+        orchestration = orchestration_of(spec)
         dependencies = DependencyPlan([strip_when(d) for d in spec.get("dependencies") or []], job_spec(spec),
                                       spec.get("gangScheduler"), namespaced)
         return cls(spec, {**workflow, "spec": spec}, dependencies, orchestration.get("execution") or {},

@@ -37,7 +37,16 @@ from typing import Any
 from ..api import naming
 from ..api.actions import Delete, Ref, Step
 from ..api.errors import WorkflowFailure
-from ..api.objects import condition, is_true, meta, set_condition, timestamp
+from ..api.objects import (
+    condition,
+    is_true,
+    meta,
+    orchestration_of,
+    set_condition,
+    status_orchestration,
+    thresholds_of,
+    timestamp,
+)
 from ..api.vocabulary import (
     API_VERSION,
     FAILED,
@@ -89,7 +98,7 @@ class _Pass(WorkflowPoll):
         workflow = world.workflow
         # The spec as the API server stores it, defaults included (a no-op for a Workflow it accepted).
         self.spec = dump(parse_workflow({k: v for k, v in workflow.items() if k != "status"}))["spec"]
-        persisted = (workflow.get("status") or {}).get("orchestration") or {}
+        persisted = status_orchestration(workflow)
         super().__init__(world, ResolvedPlan.of(workflow, partition.early_spec(self.spec, persisted), world.namespaced))
 
     # ------------------------------------------------------------------ entry
@@ -154,7 +163,7 @@ class _Pass(WorkflowPoll):
     # ------------------------------------------------------------------ §8.2 launch
 
     def job_name(self, group: Obj) -> str:
-        single = jobs.is_single_job(self.plan.spec.get("orchestration") or {}, int(self.orch["totalGroups"]))
+        single = jobs.is_single_job(orchestration_of(self.plan.spec), int(self.orch["totalGroups"]))
         return naming.job_name(meta(self.workflow).get("name", ""), group["name"], self.job_iteration(), single)
 
     def mnnvl_off(self, group: Obj) -> bool:
@@ -288,8 +297,7 @@ class _Pass(WorkflowPoll):
     def diagnose_round(self) -> Step:
         """The end of a diagnose round: the gate's verdicts, then the next round's groups or the verdict."""
         groups = self.orch["groups"]
-        performance = (self.plan.spec.get("validation") or {}).get("performance") or {}
-        expression = str(((performance.get("thresholds") or {}).get("thresholds") or {}).get(diagnose_gate.KEY) or "")
+        expression = str(thresholds_of(self.plan.spec).get(diagnose_gate.KEY) or "")
         verdicts, failures = {}, {}
         for group in groups:
             job = self.world.jobs.get((group.get("jobRef") or {}).get("name", ""))

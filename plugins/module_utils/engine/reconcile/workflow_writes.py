@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime
 from typing import Any
 
 from ..api.actions import Action, Create, Delete, Event, Ref, Step, UpdateStatus
@@ -26,7 +25,7 @@ class WorkflowWrites:
     def __init__(self, world: WorkflowWorld) -> None:
         self.world = world
         self.workflow = world.workflow
-        self.now = world.now or datetime.now(UTC)
+        self.now = world.now
         self.uid = meta(self.workflow).get("uid", "")
         self.namespace = meta(self.workflow).get("namespace", "")
         self.status: Obj = json_copy(self.workflow.get("status") or {})

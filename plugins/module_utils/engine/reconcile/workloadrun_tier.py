@@ -14,7 +14,7 @@ from typing import Any
 
 from ..api.actions import Create, Event, Step, UpdateStatus
 from ..api.errors import InputError, WorkflowFailure
-from ..api.objects import condition, controlled_by, is_true, meta, timestamp, true_condition
+from ..api.objects import condition, controlled_by, is_true, meta, orchestration_of, timestamp, true_condition
 from ..api.vocabulary import (
     API_VERSION,
     BUILD_FAILED,
@@ -72,7 +72,7 @@ class WorkloadRunWorld:
     run: Obj
     workflow: Obj | None = None
     nodes: list[Obj] = field(default_factory=list)
-    now: datetime | None = None
+    now: datetime = field(kw_only=True)
     resource_slices: list[Obj] | None = None
 
 
@@ -182,7 +182,7 @@ def _status_write(world: WorkloadRunWorld, chosen: Obj, workflow: Obj | None, gp
     if workflow is not None:
         wf_meta, wf_status = meta(workflow), workflow.get("status") or {}
         status["workflowRef"] = {k: wf_meta[k] for k in ("name", "namespace") if wf_meta.get(k)}
-        orchestration = wf_status.get("orchestration") or {}
+        orchestration = orchestration_of(wf_status)
         for key in ("detectedPlatform", "detectedGPUArchitecture"):
             if orchestration.get(key):
                 status[key] = orchestration[key]
@@ -196,7 +196,7 @@ def _status_write(world: WorkloadRunWorld, chosen: Obj, workflow: Obj | None, gp
             validation = (condition(workflow, VALIDATION_FAILED) or {}).get("message", "")
     if gpus:
         status["resolvedGpusPerNode"] = gpus
-    stamp = timestamp(world.now) if world.now else ""
+    stamp = timestamp(world.now)
     status["conditions"] = conditions(old.get("conditions") or [], chosen, validation is not None,
                                       meta(run).get("generation", 1), stamp, validation or "")
     if status == old:

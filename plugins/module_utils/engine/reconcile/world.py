@@ -18,7 +18,7 @@ class WorkflowWorld:
     pods: dict[str, list[Obj]] = field(default_factory=dict)
     configmaps: dict[str, Obj] = field(default_factory=dict)
     dependencies: dict[Ref, Obj] = field(default_factory=dict)
-    now: datetime | None = None
+    now: datetime = field(kw_only=True)   # the pass's time, timezone-aware UTC (the engine reads no clock)
     # gpu.nvidia.com ResourceSlices, listed only before discovery when a GPU node lacks its product label.
     resource_slices: list[Obj] | None = None
     # (apiVersion, kind) -> namespaced, from API discovery, for the dependency kinds the spec names; kinds
@@ -39,7 +39,7 @@ class JobWorld:
     pods: list[Obj] = field(default_factory=list)
     nodes: dict[str, Obj] = field(default_factory=dict)
     logs: dict[str, str] = field(default_factory=dict)
-    now: datetime | None = None
+    now: datetime = field(kw_only=True)   # the pass's time, timezone-aware UTC (the engine reads no clock)
     # The Bandwidth/GoodputMeasurements whose jobRef names this Job (thresholds read them).
     measurements: list[Obj] = field(default_factory=list)
     # The run's memory of node-health verdicts, (expression, node) -> (the node's resourceVersion, flagged),

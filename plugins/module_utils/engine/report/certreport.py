@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..api.objects import condition, go_duration, is_true, meta, parse_time
+from ..api.objects import condition, go_duration, is_true, meta, parse_time, status_orchestration, thresholds_of
 from ..api.vocabulary import (
     ANNOTATION_CATALOG_SOURCE,
     ANNOTATION_TEST_SCALE,
@@ -44,14 +44,6 @@ _MNNVL = re.compile(r"NCCL_MNNVL_ENABLE=(\S+)")
 
 
 # ------------------------------------------------------------------ helpers over the Workflow
-
-
-def _status(workflow: dict | None) -> dict:
-    return (workflow or {}).get("status") or {}
-
-
-def _orchestration(workflow: dict | None) -> dict:
-    return _status(workflow).get("orchestration") or {}
 
 
 def _true_condition(obj: dict | None, kind: str) -> dict | None:
@@ -167,10 +159,9 @@ def _measured(category: dict, groups: list[tuple[int, dict]]) -> dict:
     counted = _counted(category)
     every = list({meta(m).get("name"): m for _at, g in groups
                   if (m := counted.get((BANDWIDTH_MEASUREMENT, job_name(g))))}.values())
-    performance = (((workflow or {}).get("spec") or {}).get("validation") or {}).get("performance") or {}
-    minimum = ((performance.get("thresholds") or {}).get("thresholds") or {}).get(BUS_BW, "")
+    minimum = thresholds_of((workflow or {}).get("spec")).get(BUS_BW, "")
     group_bandwidth, domains = [], []
-    for group in _orchestration(workflow).get("groups") or []:
+    for group in status_orchestration(workflow).get("groups") or []:
         nodes = list(group.get("nodes") or [])
         if bm := counted.get((BANDWIDTH_MEASUREMENT, job_name(group))):
             bus_bw = (peak(_results(bm)) or (0.0, 0.0))[0]
@@ -227,7 +218,7 @@ def node_verdict(group: dict | None, status: str, reason: str = "", message: str
 def _node_verdicts(category: dict, records: dict[str, dict]) -> dict[str, dict]:
     """node -> {group, rack, status, reason, message} for every node the category knows about. A reason is only
     ever a failed-nodes record's: a node of a failed group that no record blames is Failed without one."""
-    orchestration = _orchestration(category.get("workflow"))
+    orchestration = status_orchestration(category.get("workflow"))
     latest: dict[str, dict] = {}     # node -> its group in the latest iteration
     failed_in: dict[str, dict] = {}  # node -> the first failed group it was in
     for _iteration, group in all_groups(orchestration):
@@ -254,7 +245,7 @@ def category_report(category: dict) -> dict:
     """One CategoryReport, plus our own `workflow`, `failureCondition` and per-node verdicts (`nodes`)."""
     workflow = category.get("workflow")
     phase = workflow_phase(workflow)
-    orchestration = _orchestration(workflow)
+    orchestration = status_orchestration(workflow)
     failed_cond = _true_condition(workflow, PHASE_FAILED) or {}
     annotations = meta(workflow).get("annotations") or {}
     groups = all_groups(orchestration)
@@ -325,7 +316,7 @@ def build_report(name: str, categories: list[dict], title: str = TITLE, created:
     """The CertReport of a Certification (or of one Workflow: a single category); `created` is that object's
     creationTimestamp, the order a history of reports is read in."""
     reports = [category_report(c) for c in categories]
-    orchestrations = [_orchestration(c.get("workflow")) for c in categories]
+    orchestrations = [status_orchestration(c.get("workflow")) for c in categories]
     first = next((o for o in orchestrations if o.get("detectedPlatform")), {})
     excluded = sorted({n for o in orchestrations for n in o.get("excludedNodes") or []})
     reasons = list(dict.fromkeys(o["exclusionReason"] for o in orchestrations if o.get("exclusionReason")))

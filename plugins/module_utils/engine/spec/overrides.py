@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..api.errors import InputError, WorkflowFailure
+from ..api.objects import orchestration_of
 from . import cel
 from .json_patch import OPERATIONS, JSONPatchError, apply_json_patch
 from .merge import MergeError, merge_objects, strategic_merge
@@ -56,7 +57,7 @@ class OverrideContext:
         """Context for a WorkflowSpec dict: workload kind and topology mode come from the (pre-override) spec;
         ``domainCount`` counts distinct non-empty ``topology.topologyKey`` labels on ``nodes`` (0 without)."""
         workload = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("workload") or {}
-        topology = (spec.get("orchestration") or {}).get("topology")
+        topology = orchestration_of(spec).get("topology")
         key = (topology or {}).get("topologyKey") or ""
         domains = {((n.get("metadata") or {}).get("labels") or {}).get(key) for n in nodes or ()} if key else set()
         domains.discard(None)
@@ -250,7 +251,7 @@ def _apply_one(spec: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
     orchestration = override.get("orchestration")
     if orchestration is not None:
         spec["orchestration"] = {
-            **(spec.get("orchestration") or {}),
+            **orchestration_of(spec),
             **{k: copy.deepcopy(orchestration[k]) for k in ORCHESTRATION_FIELDS if orchestration.get(k) is not None},
         }
     return spec

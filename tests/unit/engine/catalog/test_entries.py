@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
-from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries, registry
 from ansible_collections.cre.certification.plugins.module_utils.engine.models import parse_workflow
 from tests.unit.engine.helpers import at
 
@@ -30,7 +30,7 @@ def load(name: str) -> list[dict]:
 
 
 def test_list_categories_sorted_and_complete():
-    rows = entries.list_categories()
+    rows = registry.list_categories()
     assert [(r["domain"], r["variant"]) for r in rows] == EXPECTED_CATEGORIES
     by_key = {(r["domain"], r["variant"]): r for r in rows}
     assert by_key[("training", "nemotron5-56b")]["minGPUs"] == 32
@@ -90,8 +90,8 @@ def test_normalize_gpu_architecture(row):
 @pytest.mark.parametrize("row", load("max-valid-nodes.yaml"), ids=lambda r: f"{r[1]}-{r[2]}x{r[3]}-{r[4]}")
 def test_max_valid_nodes(row):
     domain, variant, available, gpus, arch, expected = row
-    assert entries.lookup(domain, variant).max_valid_nodes(available, gpus, arch) == expected
+    assert registry.lookup(domain, variant).max_valid_nodes(available, gpus, arch) == expected
 
 
 def test_registry_is_cached():
-    assert entries.registry() is entries.registry()
+    assert registry.builtin_registry() is registry.builtin_registry()

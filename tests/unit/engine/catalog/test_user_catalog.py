@@ -9,7 +9,7 @@ import pytest
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.vocabulary import ANNOTATION_CATALOG_SOURCE
-from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries, user
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries, registry, user
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build
 from ansible_collections.cre.certification.plugins.module_utils.engine.report import certreport
 
@@ -42,8 +42,8 @@ def test_the_example_catalog_loads_beside_ours(tmp_path: Path) -> None:
     assert cat.all_problems() == []
     entry = cat.entries[("compute", "gemm-burn-in")]
     assert entry.source == str(EXAMPLE / "compute" / "gemm-burn-in.yaml") and entry.per_node
-    assert set(entries.builtin_registry()) < set(cat.entries)
-    assert entries.registry() is entries.builtin_registry()  # ours stay cached, untouched by the user's
+    assert set(registry.builtin_registry()) < set(cat.entries)
+    assert registry.builtin_catalog().entries is registry.builtin_registry()  # ours stay cached, untouched by the user's
 
 
 def test_the_registry_of_a_dir_is_cached_until_a_file_changes(tmp_path: Path) -> None:
@@ -118,7 +118,7 @@ def test_overrides_builtin_replaces_ours(tmp_path: Path) -> None:
                                 "compute/typo.yaml": SMALL + "overrides: builtin\n"})
     cat = load(folder)
     assert cat.entries[("diagnostics", "dcgm-level1")].description == "a small one"
-    assert entries.builtin_registry()[("diagnostics", "dcgm-level1")].source == ""
+    assert registry.builtin_registry()[("diagnostics", "dcgm-level1")].source == ""
     assert [p.message for p in cat.refused("compute", "typo")] == [
         "there is no built-in category of this name to override"]
 
@@ -139,14 +139,14 @@ def test_lib_fragments_resolve_in_the_user_s_lib_first_then_ours(tmp_path: Path)
         "_lib/images/dcgm.yaml": "registry.example.com/my-dcgm:1\n",  # shadows ours for this dir's entries only
         "diagnostics/my-dcgm.yaml": SMALL,
     })
-    dirs = user.check_dirs([str(folder)])
-    spec = entries.build_spec("compute", "gemm-burn-in", {"gpuArchitecture": "h100"}, dirs)
+    loaded = load(folder)
+    spec = entries.build_spec("compute", "gemm-burn-in", {"gpuArchitecture": "h100"}, loaded)
     trainer = spec["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]
     assert trainer["image"] == "registry.example.com/mine:2"
     assert spec["jobTemplate"]["spec"]["nodeHealthMonitor"]["cel"]["expression"] == "node.spec.unschedulable == true"
-    mine = entries.build_spec("diagnostics", "my-dcgm", {"gpuArchitecture": "h100"}, dirs)
+    mine = entries.build_spec("diagnostics", "my-dcgm", {"gpuArchitecture": "h100"}, loaded)
     assert mine["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]["image"] == "registry.example.com/my-dcgm:1"
-    ours = entries.build_spec("diagnostics", "dcgm-level1", {"gpuArchitecture": "h100"}, dirs)
+    ours = entries.build_spec("diagnostics", "dcgm-level1", {"gpuArchitecture": "h100"}, loaded)
     assert ours["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]["image"].startswith("nvcr.io/")
 
 
@@ -158,7 +158,7 @@ def test_bad_names_and_missing_dirs(tmp_path: Path) -> None:
 
 
 def test_list_categories_marks_the_user_s(tmp_path: Path) -> None:
-    rows = entries.list_categories(user.check_dirs([str(EXAMPLE)]))
+    rows = registry.list_categories(load(EXAMPLE))
     (mine,) = [r for r in rows if r["source"] == "user"]
     assert (mine["domain"], mine["variant"], mine["perNode"], mine["path"]) == (
         "compute", "gemm-burn-in", True, str(EXAMPLE / "compute" / "gemm-burn-in.yaml"))
@@ -166,12 +166,12 @@ def test_list_categories_marks_the_user_s(tmp_path: Path) -> None:
 
 
 def test_the_workflow_records_its_source_and_the_report_shows_it(tmp_path: Path) -> None:
-    dirs = user.check_dirs([str(EXAMPLE)])
+    loaded = load(EXAMPLE)
     categories = [{"domain": "compute", "variant": "gemm-burn-in"}, {"domain": "diagnostics", "variant": "dcgm-level1"}]
     cert = {"metadata": {"name": "c", "namespace": "n", "uid": "u"}, "spec": {"categories": categories}}
-    category_build.check_categories(cert["spec"], dirs)
+    category_build.check_categories(cert["spec"], loaded)
     built = [category_build.build_workflow(cert, c, platform="aws", gpu_architecture="h100", available_nodes=4,
-                                           catalog_dirs=dirs) for c in categories]
+                                           catalog=loaded) for c in categories]
     assert built[0]["metadata"]["annotations"][ANNOTATION_CATALOG_SOURCE] == str(EXAMPLE / "compute" / "gemm-burn-in.yaml")
     assert ANNOTATION_CATALOG_SOURCE not in built[1]["metadata"]["annotations"]
     reports = [certreport.category_report({**c, "workflow": w}) for c, w in zip(categories, built)]
@@ -183,5 +183,5 @@ def test_the_workflow_records_its_source_and_the_report_shows_it(tmp_path: Path)
 def test_the_example_copied_elsewhere_still_finds_its_own_lib(tmp_path: Path) -> None:
     shutil.copytree(EXAMPLE, tmp_path / "copy")
     spec = entries.build_spec("compute", "gemm-burn-in", {"gpuArchitecture": "gb200"},
-                              user.check_dirs([str(tmp_path / "copy")]))
+                              load(tmp_path / "copy"))
     assert spec["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]["args"][:2] == ["--gpus", "4"]

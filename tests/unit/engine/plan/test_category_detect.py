@@ -3,6 +3,7 @@ and that what it finds reaches the built Workflow."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,8 @@ import yaml
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_detect, mocknodes
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import certification_tier as tier
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 CASES = yaml.safe_load((Path(__file__).parents[1] / "data" / "certification" / "detection.yaml").read_text())
 
@@ -77,14 +80,14 @@ def test_detected_values_reach_the_workflow():
                                        "options": {}, "labels": {},
                                        "categories": ["communication/nccl-all-reduce"]})
     cert["metadata"]["uid"] = "u"
-    onprem = tier.CertificationWorld(cert, {}, nodes("onprem", "gb200", [{"rdma/ib": "8"}] * 2))
+    onprem = tier.CertificationWorld(cert, {}, nodes("onprem", "gb200", [{"rdma/ib": "8"}] * 2), now=NOW)
     built, events = tier.build(cert, cert["spec"]["categories"][0], onprem)
     assert '"rdma/ib": "8"' in json.dumps(built["spec"]) and [e["reason"] for e in events] == ["NICResourceDetection"]
     networks = {f"networking.gke.io.networks/net-{i}": "1k" for i in range(8)}
     installer = {"metadata": {"name": "nccl-tcpxo-installer-x"}, "spec": {"initContainers": [
         {"name": "nccl-tcpxo-installer",
          "image": "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.17"}]}}
-    gcp = tier.CertificationWorld(cert, {}, nodes("gcp", "h100", [networks] * 2), tcpxo_pods=[installer])
+    gcp = tier.CertificationWorld(cert, {}, nodes("gcp", "h100", [networks] * 2), tcpxo_pods=[installer], now=NOW)
     built, events = tier.build(cert, cert["spec"]["categories"][0], gcp)
     text = json.dumps(built["spec"])
     assert events == []

@@ -19,7 +19,7 @@ SIZES = [8, 1048576, 134217728, 8589934592]
 
 
 def world(m: dict, j: dict | None, p: dict | None = None, **kw) -> tier.BandwidthWorld:
-    return tier.BandwidthWorld(m, j, [p] if p else [], builtin_profile("nccl-bandwidth"), "", NOW, **kw)
+    return tier.BandwidthWorld(m, j, [p] if p else [], builtin_profile("nccl-bandwidth"), "", now=NOW, **kw)
 
 
 def written(step: tier.BandwidthStep) -> dict:
@@ -95,7 +95,7 @@ def final_status(log: str, test_type: str = "all_reduce", regex: str = "") -> di
         profile["spec"]["patterns"]["bandwidthResult"]["regex"] = regex
     m = measurement()
     m["spec"]["testType"] = test_type
-    w = tier.BandwidthWorld(m, job("Succeeded"), [pod("Succeeded")], profile, "", NOW, log=tier.LogRead(log))
+    w = tier.BandwidthWorld(m, job("Succeeded"), [pod("Succeeded")], profile, "", now=NOW, log=tier.LogRead(log))
     return written(tier.reconcile(w))
 
 
@@ -198,7 +198,7 @@ def test_the_job_gone_or_replaced():
 
 
 def test_a_missing_profile_is_reported_and_retried():
-    w = tier.BandwidthWorld(measurement(), job(), [pod()], None, 'logprofiles.nvcre.nvidia.com "x" not found', NOW)
+    w = tier.BandwidthWorld(measurement(), job(), [pod()], None, 'logprofiles.nvcre.nvidia.com "x" not found', now=NOW)
     step = tier.reconcile(w)
     status = written(step)
     message = ('LogProfile "nccl-bandwidth" could not be resolved: getting LogProfile nccl-bandwidth: '

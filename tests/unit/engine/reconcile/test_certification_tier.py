@@ -70,7 +70,7 @@ class Store:
 
     def world(self, build_failures: dict[int, str] | None = None, expired: bool = False) -> tier.CertificationWorld:
         return tier.CertificationWorld(copy.deepcopy(self.cert), copy.deepcopy(self.workflows),
-                                       mocknodes.mock_nodes("aws", "h100", 1), dict(build_failures or {}), NOW, expired)
+                                       mocknodes.mock_nodes("aws", "h100", 1), dict(build_failures or {}), expired, now=NOW)
 
     def apply(self, action) -> None:
         self.writes += 1
@@ -262,7 +262,7 @@ def test_bad_input_is_refused_before_anything_is_built():
 
 def test_check_mode_plans_every_category_still_to_build():
     cert = desired()
-    planned = tier.plan(tier.CertificationWorld(cert, {}, mocknodes.mock_nodes("aws", "h100", 1)))
+    planned = tier.plan(tier.CertificationWorld(cert, {}, mocknodes.mock_nodes("aws", "h100", 1), now=NOW))
     assert planned.changed
     assert [p["category"] for p in planned.plans] == [RUN[0], RUN[2]]
     assert all(p["plan"]["jobs"] for p in planned.plans)

@@ -89,7 +89,7 @@ class Driver:
             status["startTime"] = p["reset"]
         key = p["pods"]
         world = tier.GoodputWorld(copy.deepcopy(self.m), job(p["job"]), pods(key, p.get("phase", "Running")),
-                                  self.profile, "", now, self.memory)
+                                  self.profile, "", self.memory, now=now)
         step = tier.reconcile(world)
         self.reads = step.reads
         if step.reads:
@@ -169,7 +169,7 @@ def test_one_worker_unread_uses_the_other():
     driver = Driver()
     driver.run(DATA["passes"][0])
     now = datetime.fromisoformat(p2["now"].replace("Z", "+00:00"))
-    world = tier.GoodputWorld(driver.m, job(p2["job"]), pods("run1", "Running"), driver.profile, "", now, driver.memory)
+    world = tier.GoodputWorld(driver.m, job(p2["job"]), pods("run1", "Running"), driver.profile, "", driver.memory, now=now)
     asked = tier.reconcile(world).reads
     world.logs = {asked[0].pod: LogRead(error="reading log of pod w0: boom"),
                   asked[1].pod: LogRead(read("run1-worker1", asked[1].since, now))}
@@ -184,7 +184,7 @@ def test_a_profile_that_cannot_be_resolved():
     driver = Driver()
     world = tier.GoodputWorld(driver.m, job({"condition": "InProgress", "workload": "j-workload"}), pods("run1", "Running"),
                               None, 'logprofiles.nvcre.nvidia.com "megatron-training" not found',
-                              datetime.fromisoformat("2026-03-02T10:04:30+00:00"))
+                              now=datetime.fromisoformat("2026-03-02T10:04:30+00:00"))
     step = tier.reconcile(world)
     message = ('LogProfile "megatron-training" could not be resolved: failed to get LogProfile megatron-training: '
                'logprofiles.nvcre.nvidia.com "megatron-training" not found')
@@ -210,7 +210,7 @@ def test_a_failed_job_without_a_sample_stops_at_the_containers_end():
     failed[0]["status"]["containerStatuses"][0] = {"name": "node",
                                                    "state": {"terminated": {"finishedAt": "2026-03-02T10:06:00Z"}}}
     world = tier.GoodputWorld(driver.m, job({"condition": "Failed", "at": "2026-03-02T10:07:00Z", "workload": "j-workload"}),
-                              failed, driver.profile, "", datetime.fromisoformat("2026-03-02T10:08:00+00:00"))
+                              failed, driver.profile, "", now=datetime.fromisoformat("2026-03-02T10:08:00+00:00"))
     status = next(a.obj for a in tier.reconcile(world).step.actions if isinstance(a, UpdateStatus))["status"]
     assert status["pendingInterruption"]["tInterrupt"] == "2026-03-02T10:06:00Z"
     assert (status["lostWorkTimeSec"], status["trainingTimeSec"]) == ("60.000000", "90.000000")
@@ -221,7 +221,7 @@ def test_a_failed_job_without_a_sample_stops_at_the_containers_end():
 def test_complete_is_final_and_an_empty_job_ref_is_done():
     done = measurement()
     done["status"] = {"conditions": [{"type": "Complete", "status": "True"}]}
-    assert tier.reconcile(tier.GoodputWorld(done, None)).step.terminal
+    assert tier.reconcile(tier.GoodputWorld(done, None, now=datetime.fromisoformat("2026-03-02T10:00:00+00:00"))).step.terminal
     empty = measurement()
     empty["spec"]["jobRef"]["name"] = ""
-    assert tier.reconcile(tier.GoodputWorld(empty, None)).step.terminal
+    assert tier.reconcile(tier.GoodputWorld(empty, None, now=datetime.fromisoformat("2026-03-02T10:00:00+00:00"))).step.terminal

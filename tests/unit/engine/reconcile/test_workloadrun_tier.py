@@ -29,7 +29,7 @@ def live(status=None, **spec):
 
 
 def world(run, workflow=None):
-    return tier.WorkloadRunWorld(run, workflow, mocknodes.mock_nodes("onprem", "b300", 4), NOW)
+    return tier.WorkloadRunWorld(run, workflow, mocknodes.mock_nodes("onprem", "b300", 4), now=NOW)
 
 
 def writes(step, kind):
@@ -149,7 +149,7 @@ def test_an_unlisted_architecture_warns_on_the_workload_run_with_its_own_field_h
     nodes = mocknodes.mock_nodes("onprem", "b300", 4)
     for node in nodes:
         node["metadata"]["labels"]["nvidia.com/gpu.product"] = "NVIDIA-H20"
-    step = tier.reconcile(tier.WorkloadRunWorld(live(gpusPerNode=8), None, nodes, NOW))
+    step = tier.reconcile(tier.WorkloadRunWorld(live(gpusPerNode=8), None, nodes, now=NOW))
     warned = [e for e in writes(step, Event) if e.type == "Warning"]
     assert [(e.reason, e.involved["metadata"]["uid"]) for e in warned] == [("GPUArchitectureDefaults", "uid-1")]
     assert warned[0].message == (
