@@ -1,24 +1,11 @@
 """history/ stays pure and in its layer: it imports only api/ and spec/ of the engine, no Ansible, no I/O, no clock."""
 from __future__ import annotations
 
-import ast
-from pathlib import Path
+from tests.unit.plugin_imports import PLUGINS, imports
 
-ROOT = Path(__file__).resolve().parents[4]
-HISTORY = ROOT / "plugins" / "module_utils" / "engine" / "history"
+HISTORY = PLUGINS / "module_utils" / "engine" / "history"
 # The standard modules it needs; anything else (os, time, datetime, subprocess, socket, ansible, ...) is refused.
 ALLOWED = {"__future__", "collections", "math", "re", "statistics", "typing", "yaml", "celpy"}
-
-
-def imports(path: Path) -> list[tuple[int, str]]:
-    """(level, module) of every import: level 0 absolute, else relative (`..api.errors` is (2, 'api.errors'))."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found += [(0, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            found.append((node.level, node.module or ""))
-    return found
 
 
 def test_history_imports_only_api_spec_and_itself():
@@ -26,7 +13,8 @@ def test_history_imports_only_api_spec_and_itself():
     assert {path.stem for path in modules} >= {"figures", "baseline", "rules", "compare", "offenders", "trend"}
     own = {path.stem for path in modules}
     for path in modules:
-        for level, module in imports(path):
+        for found in imports(path):
+            level, module = found.level, found.written.lstrip(".")
             top = module.split(".")[0]
             where = (path.name, "." * level + module)
             if level == 0:

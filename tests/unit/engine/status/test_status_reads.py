@@ -2,7 +2,6 @@
 status through it, never through reconcile/."""
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.status.workflow import (
@@ -10,15 +9,15 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.status.wo
     job_name,
     workflow_phase,
 )
+from tests.unit.plugin_imports import PLUGINS, imports
 
-ENGINE = Path(__file__).resolve().parents[4] / "plugins" / "module_utils" / "engine"
+ENGINE = PLUGINS / "module_utils" / "engine"
 
 
 def _relative_imports(folder: Path) -> set[tuple[str, int, str]]:
     """(file, level, module) of every relative import in the folder's files."""
-    return {(path.name, node.level, node.module or "") for path in sorted(folder.glob("*.py"))
-            for node in ast.walk(ast.parse(path.read_text()))
-            if isinstance(node, ast.ImportFrom) and node.level}
+    return {(path.name, found.level, found.written.lstrip(".")) for path in sorted(folder.glob("*.py"))
+            for found in imports(path) if found.level}
 
 
 def test_status_imports_only_api_and_itself() -> None:
