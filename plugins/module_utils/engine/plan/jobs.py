@@ -82,7 +82,6 @@ def job_manifest(workflow: dict[str, Any], job_spec: dict[str, Any], group: dict
     wf_spec = workflow.get("spec") or {}
     orchestration = orchestration_of(wf_spec)
     target = orchestration.get("target") or {}
-    unpinned = placement.is_unpinned(orchestration)
     spec = job_spec
 
     performance = performance_of(wf_spec)
@@ -93,21 +92,7 @@ def job_manifest(workflow: dict[str, Any], job_spec: dict[str, Any], group: dict
 
     train_job = (spec.get("workload") or {}).get("trainJob")
     if train_job is not None:
-        _check_runtime_patches(train_job)
-        hosts = placement.affinity_hosts(orchestration, group)
-        affinity = placement.node_affinity(hosts, target, gpu_products)
-        if not unpinned:
-            train_job.setdefault("trainer", {})["numNodes"] = len(group["nodes"])
-        targets = _target_names(train_job)
-        tolerations = placement.job_tolerations(target, LAUNCHER in targets, unpinned)
-        if affinity or tolerations:
-            for pod_spec in _pod_spec_patches(train_job, targets):
-                # Each target gets its own objects: shared ones would print as YAML anchors.
-                if affinity:
-                    pod_spec.setdefault("affinity", {})["nodeAffinity"] = placement.node_affinity(
-                        hosts, target, gpu_products)
-                if tolerations:
-                    pod_spec.setdefault("tolerations", []).extend(json_copy(tolerations))
+        _place(train_job, orchestration, group, gpu_products)
         if mnnvl_off:
             mnnvl.force_off(spec)
 
@@ -136,6 +121,27 @@ def job_manifest(workflow: dict[str, Any], job_spec: dict[str, Any], group: dict
     if meta.get("uid"):
         job_meta["ownerReferences"] = [controller_reference(workflow, WORKFLOW, API_VERSION)]
     return {"apiVersion": API_VERSION, "kind": "Job", "metadata": job_meta, "spec": spec}
+
+
+def _place(train_job: dict[str, Any], orchestration: dict[str, Any], group: dict[str, Any],
+           gpu_products: list[str]) -> None:
+    """The group's placement on its TrainJob: the job size (pinned), node affinity and tolerations on every target."""
+    _check_runtime_patches(train_job)
+    target = orchestration.get("target") or {}
+    unpinned = placement.is_unpinned(orchestration)
+    hosts = placement.affinity_hosts(orchestration, group)
+    affinity = placement.node_affinity(hosts, target, gpu_products)
+    if not unpinned:
+        train_job.setdefault("trainer", {})["numNodes"] = len(group["nodes"])
+    targets = _target_names(train_job)
+    tolerations = placement.job_tolerations(target, LAUNCHER in targets, unpinned)
+    if affinity or tolerations:
+        for pod_spec in _pod_spec_patches(train_job, targets):
+            # Each target gets its own objects: shared ones would print as YAML anchors.
+            if affinity:
+                pod_spec.setdefault("affinity", {})["nodeAffinity"] = placement.node_affinity(hosts, target, gpu_products)
+            if tolerations:
+                pod_spec.setdefault("tolerations", []).extend(json_copy(tolerations))
 
 
 def _check_runtime_patches(train_job: dict[str, Any]) -> None:
