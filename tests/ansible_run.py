@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {"ANSIBLE_LOAD_CALLBACK_PLUGINS": "1", "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
        "ANSIBLE_LOCALHOST_WARNING": "0", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0"}
@@ -25,6 +27,20 @@ def ansible_module(module: str, args: dict[str, Any], *flags: str, timeout: floa
     start = lines.index("{")  # progress lines printed while the task ran come before the JSON report
     result = json.loads("\n".join(lines[start:]))["plays"][0]["tasks"][0]["hosts"]["localhost"]
     return proc.returncode, {**result, "_progress": lines[:start]}
+
+
+def run_playbook(playbook: str, hosts: dict[str, dict[str, Any]], cwd: Path, timeout: float = 600
+                 ) -> subprocess.CompletedProcess[str]:
+    """`ansible-playbook -i inventory.yml playbooks/<playbook>` in `cwd`, over an inventory of these hosts in the group
+    `clusters` (local connection, this checkout's Python), as a user runs it; reports land in `cwd`/cre-reports."""
+    inventory = {"clusters": {"vars": {"ansible_connection": "local",
+                                       "ansible_python_interpreter": str(ROOT / ".venv/bin/python")},
+                              "hosts": hosts}}
+    (cwd / "inventory.yml").write_text(yaml.safe_dump(inventory))
+    return subprocess.run([str(ROOT / ".venv/bin/ansible-playbook"), "-i", "inventory.yml",
+                           str(ROOT / "playbooks" / playbook)], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, check=False,
+                          env={**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")})
 
 
 def run_until(module: str, args: dict[str, Any], kill: Callable[[str], bool] | None, timeout: float = 300) -> list[str]:

@@ -5,18 +5,15 @@ ConfigMaps."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import yaml
 from kubernetes import client
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.report import snapshot
-from tests.ansible_run import ROOT, ansible_module
+from tests.ansible_run import ansible_module, run_playbook
 
 from .conftest import SIM, Sim
 
@@ -78,14 +75,7 @@ def test_certify_cleanup_deletes_the_finished_certification(sim: Sim, crds, name
             "certify_categories": [{"domain": "communication", "variant": "nccl-all-reduce",
                                     "options": {"nodesPerJob": 8}}],
             "certify_poll_interval": 0.5, "certify_timeout": 600, "certify_cleanup": True}
-    inventory = {"clusters": {"vars": {"ansible_connection": "local",
-                                       "ansible_python_interpreter": str(ROOT / ".venv/bin/python")},
-                              "hosts": {"lab": host}}}
-    (tmp_path / "inventory.yml").write_text(yaml.safe_dump(inventory))
-    proc = subprocess.run([str(ROOT / ".venv/bin/ansible-playbook"), "-i", "inventory.yml",
-                           str(ROOT / "playbooks/certify.yml")], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=900, check=False,
-                          env={**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")})
+    proc = run_playbook("certify.yml", {"lab": host}, tmp_path, timeout=900)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert json.loads((tmp_path / "cre-reports" / "lab" / "report.json").read_text())["result"] == "PASSED"
     certifications = client.CustomObjectsApi(sim.api).list_namespaced_custom_object(*NVCRE, namespace, "certifications")

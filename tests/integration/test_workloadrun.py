@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from kubernetes import client
 
-from tests.ansible_run import ROOT, ansible_module, run_until
+from tests.ansible_run import ansible_module, run_playbook, run_until
 
 from .conftest import Sim
 
@@ -131,14 +128,7 @@ def test_the_playbook_runs_an_exec_run_and_writes_its_report(h100: Sim, ns: str,
     host = {"k8s_kubeconfig": str(h100.kubeconfig), "workloadrun_name": "burn", "workloadrun_namespace": ns,
             "workloadrun_spec": per_node({"exec": {"command": ["/bin/sh", "-c"], "args": ["nvidia-smi"]}}),
             "workloadrun_poll_interval": 0.5, "workloadrun_timeout": 300}
-    inventory = {"clusters": {"vars": {"ansible_connection": "local",
-                                       "ansible_python_interpreter": str(ROOT / ".venv/bin/python")},
-                              "hosts": {"lab": host}}}
-    (tmp_path / "inventory.yml").write_text(yaml.safe_dump(inventory))
-    proc = subprocess.run([str(ROOT / ".venv/bin/ansible-playbook"), "-i", "inventory.yml",
-                           str(ROOT / "playbooks/workloadrun.yml")], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=600, check=False,
-                          env={**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")})
+    proc = run_playbook("workloadrun.yml", {"lab": host}, tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     report = json.loads((tmp_path / "cre-reports" / "lab" / "report.json").read_text())
     assert report["result"] == "PASSED" and [c["variant"] for c in report["categories"]] == ["burn"]
