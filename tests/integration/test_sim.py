@@ -17,8 +17,9 @@ import pytest
 import yaml
 from kubernetes import client
 
-from tools.sim import cache, cluster, computedomain, faults, load, processes, profiles, reset, smoke, stages, workload_logs
+from tools.sim import cache, cluster, computedomain, faults, load, processes, profiles, reset, smoke, stages
 from tools.sim.faults import HARDWARE_LABEL
+from tools.sim.logs import workload_logs
 from tools.sim.state import ClusterState, cluster_dir, known_clusters
 
 from .conftest import NODES, Sim, own_sim

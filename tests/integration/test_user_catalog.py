@@ -1,6 +1,6 @@
 """A user catalog directory, live (issue 24, must-show 4): the worked example's `compute/gemm-burn-in` (a user
 entry with its own `_lib` fragment and its own LogProfile) runs in one Certification beside a built-in category,
-its TFLOP/s per GPU measured from what the simulated burn-in prints (tools/sim/gemm_logs.py) and judged against
+its TFLOP/s per GPU measured from what the simulated burn-in prints (tools/sim/logs/gemm_logs.py) and judged against
 the run's threshold; a broken entry in the same directory is refused with its file and field path before
 anything is written; catalog_info lists the good one as the user's."""
 from __future__ import annotations

@@ -8,7 +8,8 @@ import sys
 
 from kubernetes.client import ApiException
 
-from . import cluster, demo, faults, log_style, profiles, reset, stages
+from . import cluster, demo, faults, profiles, reset, stages
+from .logs import log_style
 
 FAULTS = """fault kinds (fault NODE --kind KIND):
   hardware  GPU marked unhealthy; the health agent cordons the node once a workload runs on it; its GPU pods fail

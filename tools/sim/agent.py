@@ -23,8 +23,9 @@ from pathlib import Path
 import urllib3
 from kubernetes import client, config
 
-from . import cache, computedomain, gemm_logs, log_style, ranks, training_logs, volumes, workload_logs
+from . import cache, computedomain, ranks, volumes
 from .faults import HARDWARE_LABEL, HARDWARE_VALUE
+from .logs import gemm_logs, log_style, training_logs, workload_logs
 from .state import STATE_FILE
 
 POLL_SECONDS = 0.1          # the quarantine: it must see a faulty node's pod run before the fault fails it

@@ -19,7 +19,7 @@ import yaml
 from kubernetes import client, config
 
 from . import computedomain, controllers, processes, profiles, stages, volumes
-from . import log_style as log_styles
+from .logs import log_style as log_styles
 from .state import NAME_RE, ClusterState, cluster_dir, known_clusters, workdir
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,8 +14,9 @@ import time
 
 from kubernetes import client
 
-from . import profiles, stages, training_logs, workload_logs
+from . import profiles, stages
 from .cluster import SimError, api
+from .logs import training_logs, workload_logs
 from .state import ClusterState, cluster_dir
 
 HARDWARE_LABEL = "nvidia.com/gpu.health"

@@ -7,7 +7,8 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from tools.sim import faults, profiles, workload_logs
+from tools.sim import faults, profiles
+from tools.sim.logs import workload_logs
 
 NOW = datetime(2026, 3, 2, 10, 0, 5, tzinfo=UTC)
 

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from tests.unit.sim.nccl_groups import NOW, group, nodes, peak
-from tools.sim import faults, profiles, workload_logs
+from tools.sim import faults, profiles
+from tools.sim.logs import workload_logs
 
 CLIQUE0, CLIQUE1 = "a1b2c3d4-0000-4000-8000-00000000aws0.0", "a1b2c3d4-0000-4000-8000-00000000aws0.1"
 RACK0, RACK1, RACK2 = "nn-3c000000", "nn-3c000001", "nn-3c000002"
