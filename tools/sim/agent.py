@@ -1,6 +1,6 @@
 """The cluster's node-health agent, as NVSentinel would be, the NVIDIA DRA driver's ComputeDomain controller
-(`computedomain.reconcile`), the workloads' own output (`workload_logs.emit`, `training_logs`, `gemm_logs`: the
-worked example's GEMM burn-in) and a storage provisioner (`volumes.provision`).
+(`computedomain.reconcile`), the workloads' own output (`logs/`: `workload_logs.emit`, `training_logs`, `gemm_logs`:
+the worked example's GEMM burn-in) and a storage provisioner (`volumes.provision`).
 
 The health agent quarantines (cordons) a node whose GPU is marked unhealthy (`sim fault --kind hardware`) as soon
 as a workload runs on it. So a hardware fault injected before a run is found by the run itself: the node passes

@@ -1,5 +1,5 @@
-"""Cluster lifecycle: up, down, status, restart, and the per-namespace settings (pod duration, log style) a
-running cluster keeps. Every entry point validates before it changes anything. Faults are `faults`' job."""
+"""Cluster lifecycle: up, down, status, restart, and the settings a running cluster keeps (pod durations, log
+styles). Every entry point validates before it changes anything. Faults are `faults`' job."""
 from __future__ import annotations
 
 import fcntl
