@@ -12,7 +12,7 @@ import yaml
 from kubernetes import client
 
 from tests.ansible_run import ROOT, ansible_module
-from tools.sim import cluster
+from tools.sim import faults
 
 from .conftest import Sim
 
@@ -69,7 +69,7 @@ def test_two_clusters_certified_in_parallel(shared, tmp_path: Path) -> None:
 def test_gb200_catalog_run_attributes_a_hardware_fault(shared) -> None:
     """The catalog's GB200 all-reduce (ComputeDomain, EFA, its own monitor) one node per Job, with a GPU fault."""
     sim = shared("aws-gb200", 4)
-    cluster.fault(sim.name, "gpu-node-002", "hardware")
+    faults.fault(sim.name, "gpu-node-002", "hardware")
     rc, result = ansible_module("certification_run", {
         "kubeconfig": str(sim.kubeconfig), "name": "gb", "namespace": "default", "categories": [CATEGORY],
         "poll_interval": 0.5, "timeout": 600}, timeout=700)

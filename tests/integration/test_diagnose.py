@@ -18,7 +18,7 @@ from kubernetes import client
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build
 from tests.ansible_run import ROOT, ansible_module, run_until
-from tools.sim import cluster
+from tools.sim.faults import fault
 
 from .conftest import Sim
 from .seed import NVCRE, items, node_result_configmaps
@@ -44,13 +44,13 @@ def faults(h100: Sim) -> Iterator[dict[str, str]]:
     chosen: dict[str, str] = {}
     yield chosen
     for node in chosen:
-        cluster.fault(h100.name, node, "none")
+        fault(h100.name, node, "none")
 
 
 def inject(sim: Sim, faults: dict[str, str], **by_node: str) -> None:
     for node, kind in by_node.items():
         faults[node.replace("_", "-")] = kind
-        cluster.fault(sim.name, node.replace("_", "-"), kind)
+        fault(sim.name, node.replace("_", "-"), kind)
 
 
 # The catalog's Workflow for `testScale: diagnose` with a bus-bandwidth threshold (aws-h100 nodes measure 360,

@@ -15,7 +15,7 @@ import yaml
 from kubernetes import client
 
 from tests.ansible_run import ROOT, ansible_module
-from tools.sim import cluster, profiles
+from tools.sim import faults, profiles
 
 from .conftest import Sim
 
@@ -55,11 +55,11 @@ def failed_condition(wf: dict) -> dict:
 
 
 def test_link_fault_between_two_cliques_is_an_infrastructure_fault_naming_both(gb200: Sim) -> None:
-    cluster.fault(gb200.name, CLIQUE0, "link", peer=CLIQUE1)
+    faults.fault(gb200.name, CLIQUE0, "link", peer=CLIQUE1)
     try:
         result = certify(gb200, "link", [DIAGNOSE])
     finally:
-        cluster.fault(gb200.name, CLIQUE0, "none")
+        faults.fault(gb200.name, CLIQUE0, "none")
     (category,) = result["categories"]
     wf = workflow(gb200, category["workflow"])
     failed = failed_condition(wf)
@@ -77,11 +77,11 @@ def test_link_fault_between_two_cliques_is_an_infrastructure_fault_naming_both(g
 
 
 def test_nvlink_fault_in_an_18_node_clique_is_told_from_a_network_fault_by_the_no_nvl_pass(gb200: Sim) -> None:
-    cluster.fault(gb200.name, "gpu-node-005", "nvlink")
+    faults.fault(gb200.name, "gpu-node-005", "nvlink")
     try:
         result = certify(gb200, "nvlink", [DIAGNOSE])
     finally:
-        cluster.fault(gb200.name, "gpu-node-005", "none")
+        faults.fault(gb200.name, "gpu-node-005", "none")
     (category,) = result["categories"]
     wf = workflow(gb200, category["workflow"])
     failed = failed_condition(wf)
@@ -102,7 +102,7 @@ def test_nvlink_fault_in_an_18_node_clique_is_told_from_a_network_fault_by_the_n
 def test_certify_role_goes_on_after_a_diagnose_and_reports_its_findings(gb200: Sim, tmp_path: Path) -> None:
     """playbooks/certify.yml: diagnose confirms a slow node (below the floor with NVL and without), the next
     category still runs, and the report has the diagnose section."""
-    cluster.fault(gb200.name, "gpu-node-007", "slow", 0.3)  # 840 x 0.3 and 400 x 0.3: below 300 both ways
+    faults.fault(gb200.name, "gpu-node-007", "slow", 0.3)  # 840 x 0.3 and 400 x 0.3: below 300 both ways
     inventory = {"clusters": {"hosts": {"lab": {
         "ansible_connection": "local", "ansible_python_interpreter": str(ROOT / ".venv/bin/python"),
         "k8s_kubeconfig": str(gb200.kubeconfig), "certify_certification_name": "suspect",
@@ -117,7 +117,7 @@ def test_certify_role_goes_on_after_a_diagnose_and_reports_its_findings(gb200: S
                               env={**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")},
                               capture_output=True, text=True, timeout=1200, check=False)
     finally:
-        cluster.fault(gb200.name, "gpu-node-007", "none")
+        faults.fault(gb200.name, "gpu-node-007", "none")
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     cert = client.CustomObjectsApi(gb200.api).get_namespaced_custom_object(*NVCRE, "nvcre", "certifications",
                                                                            "suspect")

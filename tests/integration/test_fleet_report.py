@@ -19,7 +19,7 @@ from kubernetes import client
 
 from tests.ansible_run import ROOT, ansible_module
 from tests.browser import check_fleet, check_page
-from tools.sim import cluster
+from tools.sim import faults
 
 from .conftest import Sim, closed_port
 
@@ -79,7 +79,7 @@ def check_rows(rows: dict[str, dict]) -> None:
 
 def test_a_fleet_of_two_clusters_and_a_dead_one(shared, tmp_path: Path) -> None:
     sims = {"east": shared("onprem-b300", 4, pod_ms={"nvcre": 500}), "west": shared("onprem-b300", 4, 1)}
-    cluster.fault(sims["west"].name, FAULTY, "hardware")
+    faults.fault(sims["west"].name, FAULTY, "hardware")
     hosts = {name: host(sim.kubeconfig) for name, sim in sims.items()}
     hosts["dead"] = host(dead_kubeconfig(tmp_path / "dead.kubeconfig"))
     (tmp_path / "inventory.yml").write_text(yaml.safe_dump({"clusters": {

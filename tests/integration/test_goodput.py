@@ -11,7 +11,7 @@ from kubernetes import client
 from ansible_collections.cre.certification.plugins.module_utils.engine.logs.goodput import goodput
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build
 from tests.ansible_run import ansible_module
-from tools.sim import cluster
+from tools.sim import cluster, faults
 
 from .conftest import Sim
 
@@ -68,11 +68,11 @@ def test_goodput_is_the_formula_over_what_the_pods_printed(trainer: Sim) -> None
 
 
 def test_a_stall_fails_the_job_with_workload_stalled(trainer: Sim) -> None:
-    cluster.fault(trainer.name, "gpu-node-001", "stall")
+    faults.fault(trainer.name, "gpu-node-001", "stall")
     try:
         category = train(trainer, "stalled")
     finally:
-        cluster.fault(trainer.name, "gpu-node-001", "none")
+        faults.fault(trainer.name, "gpu-node-001", "none")
     assert category["status"] == "Failed", category
     job = one(trainer, "jobs", category["workflow"])
     failed = condition(job, "Failed")
@@ -81,11 +81,11 @@ def test_a_stall_fails_the_job_with_workload_stalled(trainer: Sim) -> None:
 
 
 def test_a_crash_restarts_from_the_checkpoint_and_succeeds(trainer: Sim) -> None:
-    cluster.fault(trainer.name, "gpu-node-000", "crash")
+    faults.fault(trainer.name, "gpu-node-000", "crash")
     try:
         category = train(trainer, "crashed", enableCheckpoint=True)
     finally:
-        cluster.fault(trainer.name, "gpu-node-000", "none")
+        faults.fault(trainer.name, "gpu-node-000", "none")
     assert category["status"] == "Succeeded", category
     job = one(trainer, "jobs", category["workflow"])
     assert job["status"]["restartCount"] == 1

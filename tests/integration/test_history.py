@@ -16,7 +16,7 @@ from kubernetes import client
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import node_results
 from tests.ansible_run import ROOT, ansible_module
-from tools.sim import cluster
+from tools.sim import faults
 
 from .conftest import Sim
 
@@ -53,7 +53,7 @@ def report(tmp_path: Path, host_name: str) -> dict:
 def fleet(pooled, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Sim]:
     """Both clusters certified once in one play (east clean, west with a node at half speed)."""
     east, west = pooled("onprem-b300", 4), pooled("onprem-b300", 4, 1)
-    cluster.fault(west.name, OUTLIER, "slow", 0.5)
+    faults.fault(west.name, OUTLIER, "slow", 0.5)
     folder = tmp_path_factory.mktemp("fleet")
     proc = certify(folder, {"east": host(east, "h1"), "west": host(west, "w1")})
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
@@ -96,7 +96,7 @@ def test_a_fleet_baseline_trims_the_outlier_and_refuses_another_image(fleet: tup
 def test_a_slowed_node_regresses_fails_only_when_enforced_and_becomes_a_repeat_offender(
         fleet: tuple[Path, Sim], tmp_path: Path) -> None:
     folder, east = fleet
-    cluster.fault(east.name, SLOW, "slow", 0.9)
+    faults.fault(east.name, SLOW, "slow", 0.9)
     # Second certification, enforcement off: the play passes (the threshold still holds) and reports the regression.
     proc = certify(tmp_path, {"east": host(east, "h2")})
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]

@@ -14,7 +14,7 @@ import yaml
 from kubernetes import client
 
 from tests.ansible_run import ROOT, ansible_module, run_until
-from tools.sim import cluster
+from tools.sim import faults
 
 from .conftest import Sim
 
@@ -85,11 +85,11 @@ def test_healthy_groups_meet_a_threshold_below_their_figure(h100: Sim) -> None:
 
 
 def test_a_slow_node_fails_its_group_with_the_measured_figure(h100: Sim) -> None:
-    cluster.fault(h100.name, "gpu-node-004", "slow")
+    faults.fault(h100.name, "gpu-node-004", "slow")
     try:
         rc, result, _took = certify(h100, "slow", {"thresholds": {"busBandwidthGBps": "value >= 300.0"}})
     finally:
-        cluster.fault(h100.name, "gpu-node-004", "none")
+        faults.fault(h100.name, "gpu-node-004", "none")
     assert rc == 0, result  # a certification that ran to its verdict is not a task failure
     (cat,) = result["categories"]
     message = 'Threshold "busBandwidthGBps" violated: measured 180.0000, expression: value >= 300.0'

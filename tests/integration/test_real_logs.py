@@ -13,7 +13,7 @@ import pytest
 from kubernetes import client
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.vocabulary import ANNOTATION_GROUP_NODES
-from tools.sim import cluster, profiles
+from tools.sim import cluster, faults, profiles
 
 from .conftest import Sim
 from .one_category import NODES, certify, failed
@@ -76,12 +76,12 @@ def test_a_group_that_fell_back_to_tcp_fails_with_the_transport_named(h100: Sim,
 
 def test_a_gb200_group_without_mnnvl_fails_naming_the_host_whose_fabric_was_not_ready(gb200: Sim) -> None:
     node, ns = "gpu-node-005", namespace(gb200)
-    cluster.fault(gb200.name, node, "fabric")
+    faults.fault(gb200.name, node, "fabric")
     try:
         category = certify(gb200, ns, "nccl-all-reduce", testScale="intra-rack", nodesPerJob=4,
                            thresholds={"busBandwidthGBps": "value >= 300.0"})   # the network figure passes this
     finally:
-        cluster.fault(gb200.name, node, "none")
+        faults.fault(gb200.name, node, "none")
     jobs = items(gb200, ns, NVCRE, "jobs")
     (group,) = [j["metadata"]["annotations"][ANNOTATION_GROUP_NODES].split(",") for j in jobs
                 if node in j["metadata"]["annotations"][ANNOTATION_GROUP_NODES]]

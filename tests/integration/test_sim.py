@@ -17,8 +17,9 @@ import pytest
 import yaml
 from kubernetes import client
 
-from tools.sim import cache, cluster, computedomain, load, processes, profiles, reset, smoke, stages, workload_logs
+from tools.sim import cache, cluster, computedomain, faults, load, processes, profiles, reset, smoke, stages
 from tools.sim.faults import HARDWARE_LABEL
+from tools.sim.logs import workload_logs
 from tools.sim.state import ClusterState, cluster_dir, known_clusters
 
 from .conftest import NODES, Sim, own_sim
@@ -158,8 +159,8 @@ def test_hardware_fault_marks_node_and_fails_its_pods(sim: Sim, namespace: str) 
     assert sim_cli("fault", "gpu-node-013", "--kind", "hardware", "--name", sim.name).returncode == 0
     try:  # the fault and the quarantine's cordon go afterwards: other tests run groups on gpu-node-013
         node = client.CoreV1Api(sim.api).read_node("gpu-node-013")
-        assert node.metadata.labels[cluster.HARDWARE_LABEL] == "unhealthy"
-        assert {c.type: c.status for c in node.status.conditions}[cluster.HARDWARE_CONDITION] == "False"
+        assert node.metadata.labels[faults.HARDWARE_LABEL] == "unhealthy"
+        assert {c.type: c.status for c in node.status.conditions}[faults.HARDWARE_CONDITION] == "False"
         assert not node.spec.unschedulable  # a broken GPU shows under load, not before
         with watching(sim.api, namespace) as seen:  # the failed JobSet may delete a failed worker's Job
             assert run_trainjob(sim.api, namespace, "hw", ["gpu-node-012", "gpu-node-013"]) == "Failed"
@@ -428,10 +429,10 @@ def test_reset_leaves_the_cluster_as_up_made_it(sim: Sim) -> None:
     """What a shared cluster's next user must not see: faults, a link fault, cordons, pod durations, namespaces and
     the workloads in `default`; all gone after `reset`, and the nodes as `up` made them."""
     core, batch = client.CoreV1Api(sim.api), client.BatchV1Api(sim.api)
-    cluster.fault(sim.name, "gpu-node-001", "hardware")
-    cluster.fault(sim.name, "gpu-node-002", "slow")
-    cluster.fault(sim.name, "gpu-node-003", "cordon")
-    cluster.fault(sim.name, RACK0, "link", peer=RACK1)
+    faults.fault(sim.name, "gpu-node-001", "hardware")
+    faults.fault(sim.name, "gpu-node-002", "slow")
+    faults.fault(sim.name, "gpu-node-003", "cordon")
+    faults.fault(sim.name, RACK0, "link", peer=RACK1)
     core.create_namespace({"metadata": {"name": "left-behind"}})
     cluster.pod_duration(sim.name, "left-behind", 60_000)
     batch.create_namespaced_job("left-behind", load.job("lingers", 1, "1"))

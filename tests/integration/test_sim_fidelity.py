@@ -16,7 +16,7 @@ import pytest
 from kubernetes import client
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.vocabulary import ANNOTATION_GROUP_NODES
-from tools.sim import cluster, ranks, stages
+from tools.sim import cluster, faults, ranks, stages
 from tools.sim.state import ClusterState
 
 from .conftest import Sim
@@ -53,15 +53,15 @@ def watched(h100: Sim) -> Iterator[tuple[str, Seen]]:
     with watching(h100.api, ns) as seen:
         yield ns, seen
     for node in (BAD, WORKLOAD, *AT_START):
-        cluster.fault(h100.name, node, "none")
+        faults.fault(h100.name, node, "none")
     if ClusterState.load(h100.name).links:
-        cluster.fault(h100.name, DOMAINS[0], "none")
+        faults.fault(h100.name, DOMAINS[0], "none")
 
 
 def inject_at_start(sim: Sim) -> None:
     for node, kind in AT_START.items():
-        cluster.fault(sim.name, node, kind)
-    cluster.fault(sim.name, DOMAINS[0], "link", peer=DOMAINS[1])
+        faults.fault(sim.name, node, kind)
+    faults.fault(sim.name, DOMAINS[0], "link", peer=DOMAINS[1])
 
 
 def outcomes(sim: Sim, ns: str, category: dict) -> dict[str, tuple[str, str]]:
@@ -123,7 +123,7 @@ def expected(faulty: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
 
 def test_mpi_a_failing_worker_restarts_on_its_node_and_fails_only_its_group(h100: Sim, watched: tuple) -> None:
     ns, seen = watched
-    cluster.fault(h100.name, BAD, "workload")
+    faults.fault(h100.name, BAD, "workload")
     category = certify(h100, ns, "nccl-all-reduce", testScale="full-scale", nodesPerJob=4)
     group = next(g for g in (NODES[i:i + 4] for i in range(0, 16, 4)) if BAD in g)
     assert failed(category) == dict.fromkeys(group, "WorkloadFailed"), category
@@ -161,7 +161,7 @@ def test_fault_matrix_mpi(h100: Sim, watched: tuple) -> None:
         run = pool.submit(certify, h100, ns, "nccl-all-reduce", testScale="full-scale", nodesPerJob=2,
                           timeoutPerJob=TIMEOUT, thresholds={"busBandwidthGBps": "value >= 300.0"})
         launcher = reached_launcher_of(seen, WORKLOAD, run)
-        cluster.fault(h100.name, WORKLOAD, "workload")
+        faults.fault(h100.name, WORKLOAD, "workload")
         category = run.result()
     assert outcomes(h100, ns, category) == expected({
         # A GPU off the bus: NVCRE's health monitor names the node; its partner is not blamed.
@@ -206,7 +206,7 @@ def test_fault_matrix_torch(h100: Sim, watched: tuple) -> None:
     """nccl-loopback: one torch pod per node (restartPolicy OnFailure)."""
     ns, seen = watched
     inject_at_start(h100)
-    cluster.fault(h100.name, WORKLOAD, "workload")
+    faults.fault(h100.name, WORKLOAD, "workload")
     category = certify(h100, ns, "nccl-loopback", timeoutPerJob=TIMEOUT,
                        thresholds={"busBandwidthGBps": "value >= 400.0"})
     assert outcomes(h100, ns, category) == expected({
@@ -225,7 +225,7 @@ def test_fault_matrix_exec(h100: Sim, watched: tuple) -> None:
     """dcgm-level1: one pod per node, restartPolicy Never and backoffLimit 0 (a failed diagnostic is a verdict)."""
     ns, seen = watched
     inject_at_start(h100)
-    cluster.fault(h100.name, WORKLOAD, "workload")
+    faults.fault(h100.name, WORKLOAD, "workload")
     category = certify(h100, ns, "dcgm-level1", domain="diagnostics", timeoutPerJob=TIMEOUT)
     # dcgm diag measures no bandwidth: the slow node passes.
     assert outcomes(h100, ns, category) == expected({

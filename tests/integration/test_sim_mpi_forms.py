@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from tests.ansible_run import ansible_module
-from tools.sim import cluster, mpirun_output, ranks
+from tools.sim import cluster, ranks
+from tools.sim.logs import mpirun_output
 
 from .conftest import SIM, Sim
 from .pods_seen import Seen, watching

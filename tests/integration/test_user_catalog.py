@@ -1,6 +1,6 @@
 """A user catalog directory, live (issue 24, must-show 4): the worked example's `compute/gemm-burn-in` (a user
 entry with its own `_lib` fragment and its own LogProfile) runs in one Certification beside a built-in category,
-its TFLOP/s per GPU measured from what the simulated burn-in prints (tools/sim/gemm_logs.py) and judged against
+its TFLOP/s per GPU measured from what the simulated burn-in prints (tools/sim/logs/gemm_logs.py) and judged against
 the run's threshold; a broken entry in the same directory is refused with its file and field path before
 anything is written; catalog_info lists the good one as the user's."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ import yaml
 from kubernetes import client
 
 from tests.ansible_run import ansible_module
-from tools.sim import cluster
+from tools.sim import faults
 
 from .conftest import Sim
 
@@ -76,7 +76,7 @@ def test_the_broken_entry_is_refused_with_its_file_and_field_path_and_nothing_is
 
 
 def test_the_good_entry_runs_beside_a_builtin_and_a_slow_node_violates_its_threshold(h100: Sim, own: Path) -> None:
-    cluster.fault(h100.name, SLOW, "slow")
+    faults.fault(h100.name, SLOW, "slow")
     try:
         rc, result = ansible_module("certification_run", {
             "kubeconfig": str(h100.kubeconfig), "name": "burn", "namespace": NAMESPACE, "catalog_dirs": [str(own)],
@@ -86,7 +86,7 @@ def test_the_good_entry_runs_beside_a_builtin_and_a_slow_node_violates_its_thres
                 {"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "intra-node"}}],
             "poll_interval": 0.5, "timeout": 600}, timeout=700)
     finally:
-        cluster.fault(h100.name, SLOW, "none")
+        faults.fault(h100.name, SLOW, "none")
     assert rc == 0, result
     burn, nccl = result["categories"]
     assert nccl["status"] == "Succeeded" and nccl["succeeded_nodes"] == NODES, nccl

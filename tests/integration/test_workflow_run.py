@@ -17,7 +17,7 @@ from ansible_collections.cre.certification.plugins.module_utils.driver.workflow 
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import node_results
 from ansible_collections.cre.certification.plugins.module_utils.kube.rest import Kube
 from tests.ansible_run import ansible_module
-from tools.sim import cluster
+from tools.sim import cluster, faults
 
 from .conftest import SIM, Sim
 from .pods_seen import Seen, watching
@@ -146,8 +146,8 @@ def test_three_iterations_two_groups(e2e: Sim) -> None:
 
 def test_hardware_and_workload_faults_are_attributed(e2e: Sim) -> None:
     """One node per Job (numNodes 1), so each fault fails only its own node's group."""
-    cluster.fault(e2e.name, "gpu-node-013", "hardware")
-    cluster.fault(e2e.name, "gpu-node-014", "workload")
+    faults.fault(e2e.name, "gpu-node-013", "hardware")
+    faults.fault(e2e.name, "gpu-node-014", "workload")
     try:  # the cluster is shared: the faults (and the quarantine's cordon) go when the run ends
         wf = workflow(nodes(12, 13, 14, 15))
         wf["spec"]["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]["numNodes"] = 1
@@ -155,7 +155,7 @@ def test_hardware_and_workload_faults_are_attributed(e2e: Sim) -> None:
         rc, result = run(e2e, ns)
     finally:
         for node in nodes(13, 14):
-            cluster.fault(e2e.name, node, "none")
+            faults.fault(e2e.name, node, "none")
     assert rc == 0, result
     failed = {f["name"]: f["reason"] for f in result["failed_nodes"]}
     assert failed == {"gpu-node-013": "HardwareFailureDetected", "gpu-node-014": "WorkloadFailed"}

@@ -8,7 +8,8 @@ import sys
 
 from kubernetes.client import ApiException
 
-from . import cluster, demo, log_style, profiles, reset, stages
+from . import cluster, demo, faults, profiles, reset, stages
+from .logs import log_style
 
 FAULTS = """fault kinds (fault NODE --kind KIND):
   hardware  GPU marked unhealthy; the health agent cordons the node once a workload runs on it; its GPU pods fail
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     p_fault = sub.add_parser("fault", help="inject a fault on a node, or on the link between two topology domains",
                              description=FAULTS, formatter_class=argparse.RawDescriptionHelpFormatter)
     p_fault.add_argument("node", help="the node; for --kind link (and clearing one) a topology domain")
-    p_fault.add_argument("--kind", required=True, choices=cluster.FAULT_KINDS)
+    p_fault.add_argument("--kind", required=True, choices=faults.FAULT_KINDS)
     p_fault.add_argument("--factor", type=float, default=None,
                          help="slow, link, nvlink: the bandwidth factor (default: slow 0.5, link 0.5, nvlink 0.25)")
     p_fault.add_argument("--peer", default="", help="link: the domain on the other side of the faulty link")
@@ -85,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "status":
             print(json.dumps(cluster.status(), indent=2))
         elif args.cmd == "fault":
-            cluster.fault(args.name, args.node, args.kind, args.factor, args.peer)
+            faults.fault(args.name, args.node, args.kind, args.factor, args.peer)
         elif args.cmd == "restart":
             cluster.restart(args.name, args.component, args.down_seconds)
         elif args.cmd == "pod-ms":

@@ -1,6 +1,6 @@
 """The cluster's node-health agent, as NVSentinel would be, the NVIDIA DRA driver's ComputeDomain controller
-(`computedomain.reconcile`), the workloads' own output (`workload_logs.emit`, `training_logs`, `gemm_logs`: the
-worked example's GEMM burn-in) and a storage provisioner (`volumes.provision`).
+(`computedomain.reconcile`), the workloads' own output (`logs/`: `workload_logs.emit`, `training_logs`, `gemm_logs`:
+the worked example's GEMM burn-in) and a storage provisioner (`volumes.provision`).
 
 The health agent quarantines (cordons) a node whose GPU is marked unhealthy (`sim fault --kind hardware`) as soon
 as a workload runs on it. So a hardware fault injected before a run is found by the run itself: the node passes
@@ -23,8 +23,9 @@ from pathlib import Path
 import urllib3
 from kubernetes import client, config
 
-from . import cache, computedomain, gemm_logs, log_style, ranks, training_logs, volumes, workload_logs
+from . import cache, computedomain, ranks, volumes
 from .faults import HARDWARE_LABEL, HARDWARE_VALUE
+from .logs import gemm_logs, log_style, training_logs, workload_logs
 from .state import STATE_FILE
 
 POLL_SECONDS = 0.1          # the quarantine: it must see a faulty node's pod run before the fault fails it

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from . import cluster
+from . import cluster, faults
 
 NAME = "demo"
 FAULTY = "gpu-node-005"
@@ -43,8 +43,8 @@ def inventory(kubeconfig: Path) -> dict:
 def main() -> int:
     cluster.down(NAME, missing_ok=True)
     kubeconfig = cluster.up("aws-gb200", 16, NAME, pod_milliseconds=2000)
-    cluster.fault(NAME, FAULTY, "hardware")
-    cluster.fault(NAME, SLOW, "slow")
+    faults.fault(NAME, FAULTY, "hardware")
+    faults.fault(NAME, SLOW, "slow")
     print(f"cluster {NAME!r}: 16 aws-gb200 nodes, GPU fault on {FAULTY}, {SLOW} at half bandwidth; "
           f"threshold busBandwidthGBps {THRESHOLD}; kubeconfig {kubeconfig}", flush=True)
     OUT.mkdir(parents=True, exist_ok=True)

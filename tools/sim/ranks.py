@@ -28,9 +28,10 @@ from typing import Any
 
 from kubernetes import client
 
-from . import mpirun_output, stages, training_logs, workload_logs
+from . import stages
 from .cache import Cache
 from .containers import ended_at, judged, mpi_launcher, reached_workers, restarts, serves, started_at, up
+from .logs import mpirun_output, training_logs, workload_logs
 
 Obj = dict[str, Any]
 MPIRUN_NO_DAEMON = ("ORTE was unable to reliably start one or more daemons: ssh to worker {worker} failed "

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from kubernetes import client
 
-from . import cluster
+from . import cluster, faults
 from .state import NAME_RE, ClusterState, cluster_dir
 
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
@@ -30,11 +30,11 @@ def reset(name: str) -> None:
         raise cluster.SimError(f"no cluster named {name!r}")
     st = ClusterState.load(name)
     for node in sorted(st.faults):
-        cluster.fault(name, node, "none")
+        faults.fault(name, node, "none")
     st = ClusterState.load(name)
     for domain in sorted({link[1] for link in st.links}):
         if any(domain in link[1:3] for link in ClusterState.load(name).links):  # an earlier clear took it already
-            cluster.fault(name, domain, "none")
+            faults.fault(name, domain, "none")
     for namespace in sorted(st.namespace_pod_ms):
         cluster.pod_duration(name, namespace, None)
     for namespace in sorted(st.namespace_log_style):

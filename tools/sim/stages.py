@@ -166,22 +166,12 @@ _NOT_DAEMON = {"key": f"{commands.jq_any_container(commands.SSHD)} | not", "oper
 def restart_stage(backoff_ms: int) -> dict:
     """The kubelet starting a crashed container again on its node, after the back-off its restarts so far earned."""
     steps = json.dumps([backoff_ms * step for step in BACKOFF_STEPS])
-    return {
-        "apiVersion": "kwok.x-k8s.io/v1alpha1",
-        "kind": "Stage",
-        "metadata": {"name": RESTART},
-        "spec": {
-            "resourceRef": {"apiGroup": "v1", "kind": "Pod"},
-            "selector": {"matchExpressions": [
-                {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
-                {"key": ".status.phase", "operator": "In", "values": ["Running"]},
-                {"key": ".status.containerStatuses.[].state.waiting.reason", "operator": "In", "values": [CRASH_LOOP]},
-            ]},
-            "delay": {"durationMilliseconds": backoff_ms, "durationFrom": {"jq": {"expression":
-                      f'"\\({steps}[[{_RESTARTS}, {len(BACKOFF_STEPS) - 1}] | min])ms"'}}},
-            "next": {"statusTemplate": _RESTARTED_STATUS},
-        },
-    }
+    crash_looping = {"key": ".status.containerStatuses.[].state.waiting.reason", "operator": "In", "values": [CRASH_LOOP]}
+    return _running_pods_stage(
+        RESTART, [crash_looping],
+        delay={"durationMilliseconds": backoff_ms, "durationFrom": {"jq": {"expression":
+               f'"\\({steps}[[{_RESTARTS}, {len(BACKOFF_STEPS) - 1}] | min])ms"'}}},
+        next={"statusTemplate": _RESTARTED_STATUS})
 
 
 def pod_complete_delay(default_ms: int, by_namespace: dict[str, int]) -> dict:
@@ -213,24 +203,21 @@ def _failing(name: str, match: list[dict], exit_: tuple[str, str, str], delay_ms
     """A Stage that ends the running, ready container of the Job-owned pods `match` selects (`exit_`: the exit
     code, reason and message as template text), as the kubelet reports an exit."""
     exit_code, reason, message = exit_
+    job_owned = {"key": ".metadata.ownerReferences.[].kind", "operator": "In", "values": ["Job"]}
+    return _running_pods_stage(
+        name, [_READY, job_owned, *match], weight=10000, delay={"durationMilliseconds": delay_ms},
+        next={"statusTemplate": _EXIT_STATUS.replace("@EXIT@", exit_code).replace("@REASON@", reason)
+              .replace("@MESSAGE@", message)})
+
+
+def _running_pods_stage(name: str, match: list[dict], **spec: object) -> dict:
+    """A kwok Stage of the running pods not being deleted that `match` selects; `spec`: its weight, delay and next."""
+    running = [{"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
+               {"key": ".status.phase", "operator": "In", "values": ["Running"]}]
     return {
         "apiVersion": "kwok.x-k8s.io/v1alpha1",
         "kind": "Stage",
         "metadata": {"name": name},
-        "spec": {
-            "resourceRef": {"apiGroup": "v1", "kind": "Pod"},
-            "selector": {
-                "matchExpressions": [
-                    {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
-                    {"key": ".status.phase", "operator": "In", "values": ["Running"]},
-                    _READY,
-                    {"key": ".metadata.ownerReferences.[].kind", "operator": "In", "values": ["Job"]},
-                    *match,
-                ]
-            },
-            "weight": 10000,
-            "delay": {"durationMilliseconds": delay_ms},
-            "next": {"statusTemplate": _EXIT_STATUS.replace("@EXIT@", exit_code).replace("@REASON@", reason)
-                     .replace("@MESSAGE@", message)},
-        },
+        "spec": {"resourceRef": {"apiGroup": "v1", "kind": "Pod"},
+                 "selector": {"matchExpressions": [*running, *match]}, **spec},
     }

@@ -7,7 +7,8 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from tools.sim import cluster, profiles, workload_logs
+from tools.sim import faults, profiles
+from tools.sim.logs import workload_logs
 
 NOW = datetime(2026, 3, 2, 10, 0, 5, tzinfo=UTC)
 
@@ -16,7 +17,7 @@ def nodes(profile: str, count: int, links: list[list] | None = None,
           annotations: dict[str, dict[str, str]] | None = None) -> dict[str, dict]:
     """The profile's nodes by name, with the link-fault annotations `fault --kind link` would set."""
     built = profiles.build_nodes(profile, count)
-    for node, value in cluster.link_annotations(built, links or []).items():
+    for node, value in faults.link_annotations(built, links or []).items():
         if value is not None:
             next(n for n in built if n["metadata"]["name"] == node)["metadata"]["annotations"][
                 workload_logs.LINK_ANNOTATION] = value

@@ -1,4 +1,4 @@
-"""The simulated GEMM burn-in (tools/sim/gemm_logs.py) against the worked example it serves: the example entry's
+"""The simulated GEMM burn-in (tools/sim/logs/gemm_logs.py) against the worked example it serves: the example entry's
 pod runs it, the example LogProfile reads what it prints, and a slow node's figure falls below the threshold."""
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import yaml
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog import entries, user
 from ansible_collections.cre.certification.plugins.module_utils.engine.logs.goodput_log import GoodputParser
 from ansible_collections.cre.certification.plugins.module_utils.engine.spec import thresholds
-from tools.sim import gemm_logs, workload_logs
-from tools.sim.training_logs import FAULT_ANNOTATION
+from tools.sim.logs import gemm_logs, workload_logs
+from tools.sim.logs.training_logs import FAULT_ANNOTATION
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "docs" / "examples"

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from tools.sim import __main__ as cli
-from tools.sim import cluster, log_style
-from tools.sim.log_style import Source, Style
+from tools.sim import cluster
+from tools.sim.logs import log_style
+from tools.sim.logs.log_style import Source, Style
 from tools.sim.state import ClusterState
 
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tools.sim import workload_logs
+from tools.sim.logs import workload_logs
 
 START = datetime(2026, 3, 2, 10, 0, 5, 100000, tzinfo=UTC)
 LINES = [f"row {i}" for i in range(45)]  # about a table with its NCCL INFO lines: 4.5 s at a row per 100 ms

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 import pytest
 
 from tests.unit.sim.nccl_groups import NOW, group, nodes, peak
-from tools.sim import launcher_prefix, nccl_info, nccl_output, nccl_tables, workload_logs
-from tools.sim.log_style import Style
-from tools.sim.nccl_info import Process
+from tools.sim.logs import launcher_prefix, nccl_info, nccl_output, nccl_tables, workload_logs
+from tools.sim.logs.log_style import Style
+from tools.sim.logs.nccl_info import Process
 
 MIB = 1024 * 1024
 TWO_WORKERS = [Process("w-0", "10.0.0.1", rank=0, device=0, gpus=1),

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.sim import containers, mpirun_output, ranks, stages, workload_logs
+from tools.sim import containers, ranks, stages
+from tools.sim.logs import mpirun_output, workload_logs
 
 Obj = dict[str, Any]
 SSHD = ["sh", "-c", "exec /usr/sbin/sshd -De"]

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from tests.unit.sim.nccl_groups import NOW, group, nodes, peak
-from tools.sim import cluster, profiles, workload_logs
+from tools.sim import faults, profiles
+from tools.sim.logs import workload_logs
 
 CLIQUE0, CLIQUE1 = "a1b2c3d4-0000-4000-8000-00000000aws0.0", "a1b2c3d4-0000-4000-8000-00000000aws0.1"
 RACK0, RACK1, RACK2 = "nn-3c000000", "nn-3c000001", "nn-3c000002"
@@ -34,12 +35,12 @@ def test_link_fault_leaves_a_loopback_run_alone() -> None:
 
 def test_link_annotations_name_the_peer_on_both_sides_and_go_with_the_link() -> None:
     built = profiles.build_nodes("aws-h100", 24)
-    marks = cluster.link_annotations(built, [*LINK, ["topology.k8s.aws/network-node-layer-3", RACK1, RACK2, 0.3]])
+    marks = faults.link_annotations(built, [*LINK, ["topology.k8s.aws/network-node-layer-3", RACK1, RACK2, 0.3]])
     key = "topology.k8s.aws/network-node-layer-3"
     assert json.loads(marks["gpu-node-003"] or "") == {f"{key}={RACK1}": 0.5}
     assert json.loads(marks["gpu-node-012"] or "") == {f"{key}={RACK0}": 0.5, f"{key}={RACK2}": 0.3}
     assert json.loads(marks["gpu-node-020"] or "") == {f"{key}={RACK1}": 0.3}
-    assert set(cluster.link_annotations(built, []).values()) == {None}
+    assert set(faults.link_annotations(built, []).values()) == {None}
 
 
 @pytest.mark.parametrize(("domain", "peer", "label"), [
@@ -50,7 +51,7 @@ def test_link_annotations_name_the_peer_on_both_sides_and_go_with_the_link() -> 
 ])
 def test_a_link_is_looked_up_under_the_one_label_that_has_both_domains(domain: str, peer: str,
                                                                        label: str | None) -> None:
-    assert cluster.domain_label(profiles.build_nodes("aws-gb200", 36), domain, peer) == label
+    assert faults.domain_label(profiles.build_nodes("aws-gb200", 36), domain, peer) == label
 
 
 def test_link_fault_between_cliques_lowers_only_groups_across_them() -> None:

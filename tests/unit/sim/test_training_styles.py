@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import builtin_profile
-from tools.sim import training_logs
-from tools.sim.log_style import CHOICES, Source
+from tools.sim.logs import training_logs
+from tools.sim.logs.log_style import CHOICES, Source
+from tools.sim.logs.training_styles import FORMATS, Step
 from tools.sim.state import ClusterState
-from tools.sim.training_styles import FORMATS, Step
 
 Obj = dict[str, Any]
 START = datetime(2026, 3, 2, 10, 0, 0, tzinfo=UTC)

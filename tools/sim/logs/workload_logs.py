@@ -28,8 +28,9 @@ from typing import Any
 
 from kubernetes import client
 
-from . import containers, nccl_output, profiles
-from .cache import Cache
+from .. import containers, profiles
+from ..cache import Cache
+from . import nccl_output
 from .log_style import DEFAULT, Source, Style
 from .nccl_info import FABRIC_COMPLETED, Process
 

@@ -18,8 +18,9 @@ from typing import Any
 
 from kubernetes import client
 
-from . import containers, stages, workload_logs
-from .cache import Cache
+from .. import containers, stages
+from ..cache import Cache
+from . import workload_logs
 from .log_style import Source
 from .training_styles import FORMATS, Step
 

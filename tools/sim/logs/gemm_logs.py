@@ -26,8 +26,8 @@ from typing import Any
 
 from kubernetes import client
 
+from ..cache import Cache
 from . import workload_logs
-from .cache import Cache
 from .training_logs import FAULT_ANNOTATION
 
 BINARY = re.compile(r"(^|/)gemm-burn-in$")
