@@ -1,1 +1,2 @@
-"""The API's vocabulary, the deliberate errors, object helpers and the Step a reconcile returns."""
+"""The API's vocabulary (every API string), the deliberate errors, object helpers (conditions, owners, times,
+quantities), deterministic names, and the Step a reconcile returns with its actions."""

@@ -1,4 +1,10 @@
-"""pydantic models of the nvcre.nvidia.com/v1alpha1 kinds (the source of the CRDs)."""
+"""pydantic models of the nvcre.nvidia.com/v1alpha1 kinds (the source of the CRDs).
+
+One module per kind (certification, workflow, job, measurement: LogProfile and the two measurements, workloadrun),
+their building blocks (common, gang, priority), parse (validate and dump Kubernetes JSON), pydantic_api
+(pydantic's names, or stand-ins when it is missing) and crdgen (the CRDs from the models). This face exports the
+kinds (KINDS) and a parse function per kind.
+"""
 from __future__ import annotations
 
 from typing import Any
