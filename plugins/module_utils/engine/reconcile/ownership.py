@@ -73,23 +73,25 @@ def on_exists(create: Create, live: dict[str, Any], owner_name: str) -> Decision
     if (obj.get("apiVersion"), obj.get("kind")) in LEFT_ALONE:
         return Adopt()  # NVCRE leaves an existing measurement of the name alone: AlreadyExists is success
     controlled = CONTROLLED.get((obj.get("apiVersion", ""), obj.get("kind", "")))
+    ours = bool(create.owner_uid) and _is_ours(live, create.owner_uid, controller_only=bool(controlled))
     if controlled:
         # A Job is ours only when this Workflow controls it (§8.3); a workload, when its Job does.
         kind, owner_kind, reason = controlled
-        if terminating:
-            return Retry(f'existing {kind} "{name}" in namespace "{namespace}" is being deleted; retrying')
-        if create.owner_uid and _is_ours(live, create.owner_uid, controller_only=True):
-            return Adopt()
-        return Collision(reason, f'{kind} "{name}" already exists in namespace "{namespace}" and is not '
-                                 f'controlled by {owner_kind} "{owner_name}"; refusing to adopt it')
-    where = f"{namespace}/{name}" if namespace else name
-    kind = obj.get("kind", "")
+        return _decide(terminating, ours,
+                       f'existing {kind} "{name}" in namespace "{namespace}" is being deleted; retrying',
+                       reason, f'{kind} "{name}" already exists in namespace "{namespace}" and is not '
+                               f'controlled by {owner_kind} "{owner_name}"; refusing to adopt it')
+    where, kind = (f"{namespace}/{name}" if namespace else name), obj.get("kind", "")
+    return _decide(terminating, ours, f'dependency {kind} "{where}" already exists but is being deleted; retrying',
+                   DEPENDENCY_NAME_COLLISION, f'dependency {kind} "{where}" already exists and is not owned by '
+                                              f'Workflow "{owner_name}"; refusing to adopt it')
+
+
+def _decide(terminating: bool, ours: bool, retrying: str, reason: str, refusal: str) -> Decision:
+    """Wait out a deletion, adopt what is ours, refuse the rest."""
     if terminating:
-        return Retry(f'dependency {kind} "{where}" already exists but is being deleted; retrying')
-    if create.owner_uid and _is_ours(live, create.owner_uid, controller_only=False):
-        return Adopt()
-    return Collision(DEPENDENCY_NAME_COLLISION, f'dependency {kind} "{where}" already exists and is not owned by '
-                                                f'Workflow "{owner_name}"; refusing to adopt it')
+        return Retry(retrying)
+    return Adopt() if ours else Collision(reason, refusal)
 
 
 def admit_ours(kind: str, collision: str, desired: dict[str, Any], live: dict[str, Any],
