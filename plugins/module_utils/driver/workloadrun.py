@@ -66,13 +66,13 @@ class WorkloadRunLoop(ParentLoop):
             out["failure"] = {"reason": rendered.failure.reason, "message": rendered.failure.message}
         return out
 
-    def result(self, run: Obj, timed_out: bool = False) -> Obj:
-        name = run["metadata"]["name"]
-        workflow = self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, name)) if run.get("status") else None
+    def result(self, parent: Obj, timed_out: bool = False) -> Obj:
+        name = parent["metadata"]["name"]
+        workflow = self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, name)) if parent.get("status") else None
         data = category_data(self.kube, self.namespace, {"domain": WORKLOAD_RUN_DOMAIN, "variant": name}, workflow)
-        condition = true_condition(run)
+        condition = true_condition(parent)
         phase = condition["type"] if condition["type"] in ("Succeeded", "Failed") else "InProgress"
-        status = run.get("status") or {}
+        status = parent.get("status") or {}
         return {"changed": self.changed, "name": name, "namespace": self.namespace, "phase": phase,
                 "condition": condition, "timed_out": timed_out,
                 "workflow": (status.get("workflowRef") or {}).get("name", ""),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, Optional
 
 from ..api.actions import Action, Create, Delete, Event, Ref, Step, UpdateStatus
 from ..api.objects import json_copy, meta
@@ -18,7 +18,7 @@ from .world import WorkflowWorld
 
 STATUS_FAILURE_EVENTS = ("OverrideError", "HeterogeneousPlatform")
 Obj = dict[str, Any]
-Merge = Callable[[Obj, dict[str, Obj], Any], tuple[str, Action | None]]
+Merge = Callable[[Obj, dict[str, Obj], Any], tuple[str, Optional[Action]]]  # noqa: UP045 - ansible-test's pylint reads module_utils as older Python
 
 
 class WorkflowWrites:
