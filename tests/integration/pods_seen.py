@@ -26,6 +26,9 @@ class Seen:
     phases: dict[str, set[str]] = field(default_factory=dict)
     exits: dict[str, set[str]] = field(default_factory=dict)
     trainjobs: dict[str, set[str]] = field(default_factory=dict)
+    logs: dict[str, str] = field(default_factory=dict)
+    """The log of each pod that exited non-zero, read as soon as the exit was seen (with `read_logs=True`): the
+    pod may be gone moments later."""
     most_running: int = 0
     """The most NVCRE Jobs' pods Running at one moment (one version of the namespace's pods)."""
 
@@ -72,15 +75,22 @@ def _follow(stop: threading.Event, lister: Callable[..., Any], args: tuple, on_e
 
 
 @contextmanager
-def watching(api: client.ApiClient, namespace: str) -> Iterator[Seen]:
+def watching(api: client.ApiClient, namespace: str, read_logs: bool = False) -> Iterator[Seen]:
     """Record every version of the namespace's pods and TrainJobs while the block runs: watches, not polls, since a
     Job that gives up deletes its pod within moments of its last restart, and NVCRE deletes a failed TrainJob
-    within moments of its Failed condition."""
+    within moments of its Failed condition. With `read_logs`, a pod's log is read on the event of its exit."""
     core, custom, seen, stop = client.CoreV1Api(api), client.CustomObjectsApi(api), Seen(), threading.Event()
     live: dict[str, client.V1Pod] = {}
 
     def pod_event(kind: str, pod: client.V1Pod) -> None:
         seen.add(pod)
+        name = pod.metadata.name
+        if read_logs and name in seen.exits and name not in seen.logs:
+            try:
+                seen.logs[name] = core.read_namespaced_pod_log(name, namespace)
+            except client.ApiException as e:
+                if e.status != 404:  # gone already: its next exit (or another pod's) is read instead
+                    raise
         if kind == "DELETED":
             live.pop(pod.metadata.name, None)
         else:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from kubernetes import client
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile.attribution import (
     NO_TERMINATED_CONTAINER_TAIL,
@@ -44,11 +43,11 @@ def with_workers(target: list[str], command: list[str], args: list[str]) -> dict
     return wf
 
 
-def run(sim: Sim, wf: dict[str, Any]) -> tuple[str, int, dict[str, Any], Seen]:
+def run(sim: Sim, wf: dict[str, Any], read_logs: bool = False) -> tuple[str, int, dict[str, Any], Seen]:
     """Run the Workflow in a namespace of its own, its pods compressed; (namespace, rc, result, pods seen)."""
     ns = start(sim, wf)
     cluster.pod_duration(sim.name, ns, POD_MS)
-    with watching(sim.api, ns) as seen:
+    with watching(sim.api, ns, read_logs) as seen:
         rc, result = ansible_module("workflow_run", {"name": "nccl-test", "namespace": ns,
                                                      "kubeconfig": str(sim.kubeconfig), "timeout": 120,
                                                      "poll_interval": 0.5}, timeout=180)
@@ -81,7 +80,7 @@ def test_workers_that_run_no_sshd_fail_the_launcher_with_orte_s_message(e2e: Sim
     launcher_job = replicated_job(wf, "launcher")
     launcher_job["backoffLimit"] = 1
     launcher_job["template"]["spec"]["restartPolicy"] = "Never"
-    ns, rc, result, seen = run(e2e, wf)
+    ns, rc, result, seen = run(e2e, wf, read_logs=True)
     assert rc == 0, result
     assert result["condition"]["type"] == "Failed", result["condition"]
     assert {(f["name"], f["reason"]) for f in result["failed_nodes"]} == {(n, "WorkloadFailed") for n in target}
@@ -90,12 +89,13 @@ def test_workers_that_run_no_sshd_fail_the_launcher_with_orte_s_message(e2e: Sim
     assert len(launchers) == 2 and all(seen.phases[p] & {"Failed", "Succeeded"} == {"Failed"} for p in launchers)
     refused = {ranks.MPIRUN_NO_DAEMON.format(worker=w) for w in workers}
     assert all(len(seen.exits[p]) == 1 and seen.exits[p] <= refused for p in launchers), seen.exits
-    # NVCRE's failure log reads the Job's labelled pods, the workers: none of them exited, so it says so; the
-    # launcher's own log (kubectl logs, the pods are kept with the failed Jobs) holds ssh's and ORTE's lines.
+    # NVCRE's failure log reads the Job's labelled pods, the workers: none of them exited, so it says so. The
+    # launcher's own log (kubectl logs, read as each launcher exited: NVCRE deletes the failed TrainJob) holds
+    # ssh's and ORTE's lines.
     (job,) = items(e2e, ns, NVCRE, "jobs")
     assert job["status"]["failureLog"] == {"reason": "NoTerminatedContainer", "tail": NO_TERMINATED_CONTAINER_TAIL}
-    core = client.CoreV1Api(e2e.api)
-    for launcher in launchers:
-        tail = core.read_namespaced_pod_log(launcher, ns).splitlines()[-len(ORTE) - 1:]
+    assert seen.logs and set(seen.logs) <= set(launchers), seen.logs
+    for text in seen.logs.values():
+        tail = text.splitlines()[-len(ORTE) - 1:]
         assert tail[0].startswith("ssh: connect to host ") and tail[0].endswith(" port 22: Connection refused"), tail
         assert tail[1:] == ORTE, tail
