@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .dcgm_results import DiagReading, DiagResult, UnreadableOutput, outcome_of
+from .dcgm_results import STATUSES, DiagReading, DiagResult, UnreadableOutput, outcome_of
+from .rows import RANK
 
 NAME = slice(2, 27)  # the name cell of DIAG_DATA
 TEXT = slice(30, 76)  # the text cell: 46 wide, a message piece is at most 45 (DATA_INFO_TAG_LEN)
@@ -153,6 +154,9 @@ class _Table:
         gpus = [int(g) for g in found.group(2).replace(" ", "").split(",") if g] if found.group(2) else self.reading.gpus
         for gpu in gpus:
             self.test.per_gpu[gpu] = found.group(1)
+        # The test's word is the worst of its lists: a `Warning` under it belongs to the failing GPUs' results.
+        if RANK[STATUSES[found.group(1)]] > RANK[STATUSES[self.test.status]]:
+            self.test.status = found.group(1)
 
     def _end_message(self) -> None:
         if self.message is None or self.test is None:
