@@ -38,7 +38,10 @@ def _parse(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as err:
         lines = text.splitlines() or [""]
-        line = lines[min(err.lineno, len(lines)) - 1].strip()
+        if err.lineno > len(lines):  # the text ended first: name its last line, not a line that is not there
+            raise UnreadableOutput(f"line {len(lines)}: the JSON ends unfinished after {lines[-1].strip()[:120]!r} "
+                                   f"({err.msg})") from None
+        line = lines[err.lineno - 1].strip()
         raise UnreadableOutput(f"line {err.lineno}: cannot read {line[:120]!r} as JSON ({err.msg})") from None
 
 
