@@ -1,0 +1,101 @@
+"""The evidence row: one component's result in one sample, as every reader of a tool's output writes it.
+
+A row is the unit a verdict rests on and a user can check later (issue 40): which node, which GPU (or link,
+group, step), which test, what the tool measured or said, and the outcome. Three states stay apart: a value the
+tool did not print is None (never 0), a component missing from the output is a row of its own whose detail says
+so, and a partial read is the reader's to record, never a row of zeros.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+COMPONENTS = ("gpu", "link", "group", "step")
+OUTCOMES = ("pass", "warn", "skip", "fail")
+# How bad an outcome is, for "the worst". A skip outranks a pass only where nothing else ran: the verdicts leave
+# skips out when anything passed, warned or failed (dcgm_verdict: a lone skipped EUD test is no failure).
+RANK = {"pass": 0, "skip": 1, "warn": 2, "fail": 3}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One evidence row. `index` None: a result of the node as a whole (DCGM's deployment checks are not per GPU
+    in DCGM 3.x), or of the run (a runtime error). `test` None: the row is not a test's (a missing GPU, a run that
+    did not run). workflow/iteration/job/attempt are None offline; the cluster path fills them."""
+
+    node: str
+    component: str
+    index: int | None
+    uuid: str | None
+    test: str | None
+    metric: str
+    value: float | int | str | None
+    unit: str | None
+    outcome: str
+    detail: str
+    sample: int = 0
+    time: str | None = None
+    workflow: str | None = None
+    iteration: int | None = None
+    job: str | None = None
+    attempt: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as JSON-ready data (the field order of ROW_SCHEMA)."""
+        return asdict(self)
+
+
+def sort_key(row: Row) -> tuple[Any, ...]:
+    """The fixed order rows are written in (node, component, index, test, metric, sample), so equal inputs give
+    equal bytes. None sorts before any value: the node-wide row of a test comes before its GPUs."""
+    return (row.node, COMPONENTS.index(row.component), _nullable(row.index), _nullable(row.test), row.metric,
+            row.sample)
+
+
+def _nullable(value: Any) -> tuple[bool, Any]:
+    return (value is not None, value if value is not None else 0)
+
+
+def sorted_rows(rows: list[Row]) -> list[Row]:
+    """`rows` in the fixed order."""
+    return sorted(rows, key=sort_key)
+
+
+def worst(outcomes: list[str]) -> str | None:
+    """The worst of `outcomes` by RANK; None for none (no evidence is not a pass)."""
+    return max(outcomes, key=RANK.__getitem__) if outcomes else None
+
+
+def _nullable_type(kind: str | list[str]) -> dict[str, Any]:
+    kinds = [kind] if isinstance(kind, str) else kind
+    return {"type": [*kinds, "null"]}
+
+
+def row_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of one row, as a results bundle writes it to `schema/`."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://github.com/cre-certification/schema/evidence-row.json",
+        "title": "Evidence row",
+        "type": "object",
+        "additionalProperties": False,
+        "required": list(Row.__dataclass_fields__),
+        "properties": {
+            "node": {"type": "string", "minLength": 1},
+            "component": {"enum": list(COMPONENTS)},
+            "index": {**_nullable_type("integer"), "minimum": 0},
+            "uuid": _nullable_type("string"),
+            "test": _nullable_type("string"),
+            "metric": {"type": "string", "minLength": 1},
+            "value": _nullable_type(["number", "string"]),
+            "unit": _nullable_type("string"),
+            "outcome": {"enum": list(OUTCOMES)},
+            "detail": {"type": "string"},
+            "sample": {"type": "integer", "minimum": 0},
+            "time": _nullable_type("string"),
+            "workflow": _nullable_type("string"),
+            "iteration": {**_nullable_type("integer"), "minimum": 0},
+            "job": _nullable_type("string"),
+            "attempt": {**_nullable_type("integer"), "minimum": 0},
+        },
+    }

@@ -1,0 +1,62 @@
+"""evidence_check through its action plugin in-process, as Ansible runs it on the controller: the real samples,
+the documented arguments and return values, and one clear line for what it cannot read."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ansible_collections.cre.certification.plugins.modules import evidence_check as stub
+from tests.unit.engine.evidence.dcgm_docs import MEMORY_MESSAGE, V4_TESTS, all_tests, v4
+from tests.unit.faces.module_stub import documented_spec
+
+DATA = Path(__file__).resolve().parents[1] / "engine" / "data" / "dcgm_diag"
+ALL_SKIP = str(DATA / "gb10-dcgm4.4.2-r3-all-skip.txt")
+H200 = str(DATA / "h200x8-azure-dcgm3.1.8-r1-persistence-mode-fail.txt")
+
+
+def test_documentation_matches_argument_spec() -> None:
+    documented_spec(stub, ("type", "default", "required", "choices"))
+
+
+def test_a_failing_gpu_is_named_with_dcgms_message_and_every_return_is_documented(
+        tmp_path: Path, run_action: Any) -> None:
+    saved = tmp_path / "diag.json"
+    failing = {("memory", 3): ("Fail", [(MEMORY_MESSAGE, 12)])}
+    saved.write_text(json.dumps(v4(all_tests(V4_TESTS, "Pass", range(8), failing), list(range(8))), indent=4))
+    result = run_action("evidence_check", {"path": str(saved), "format": "dcgm-diag-json", "node": "gpu-node-07",
+                                           "gpus": 8}, check_mode=True)
+    assert result.get("failed") is not True, result
+    assert result["changed"] is False and result["outcome"] == "fail" and result["format_version"] == "DCGM 4.x JSON"
+    assert result["gpus"][3]["failures"] == [{"test": "memory", "outcome": "fail",
+                                              "detail": f"{MEMORY_MESSAGE} (DCGM error 12)"}]
+    assert {r["node"] for r in result["rows"]} == {"gpu-node-07"}
+    documented = yaml.safe_load(re.search(r'RETURN = r"""(.*?)"""', Path(stub.__file__).read_text(), re.S).group(1))
+    assert set(result) - {"changed", "invocation"} == set(documented)
+
+
+def test_a_pasted_table_with_every_test_skipped_warns_or_fails_with_the_option(run_action: Any) -> None:
+    result = run_action("evidence_check", {"path": ALL_SKIP, "format": "dcgm-diag-text"})
+    assert (result["outcome"], result["lacking_evidence"], result["dcgm_version"]) == ("warn", [0], "4.4.2")
+    strict = run_action("evidence_check", {"path": ALL_SKIP, "format": "dcgm-diag-text", "skip_is_failure": True})
+    assert strict.get("failed") is not True and strict["outcome"] == "fail"  # a verdict, not a failed task
+
+
+def test_missing_gpus_from_the_expected_count(run_action: Any) -> None:
+    result = run_action("evidence_check", {"path": ALL_SKIP, "format": "dcgm-diag-text", "gpus": 2})
+    assert result["missing"] == [1] and result["outcome"] == "fail"
+
+
+def test_bad_inputs_end_in_one_line_naming_the_option(tmp_path: Path, run_action: Any) -> None:
+    result = run_action("evidence_check", {"path": H200, "format": "dcgm-diag-json"})
+    assert result["failed"] is True and result["msg"] == (
+        f"path: {H200} is not dcgm-diag-json output: line 1: cannot read 'Successfully ran diagnostic for group.' "
+        "as JSON (Expecting value)")
+    result = run_action("evidence_check", {"path": str(DATA / "dcgm3x-r3-json-1gpu-t4-virtualclient.json"),
+                                           "format": "dcgm-diag-text"})
+    assert result["failed"] is True and result["msg"].endswith("line 1: cannot read '{' as a row of the dcgmi diag table")
+    result = run_action("evidence_check", {"path": str(tmp_path / "gone.txt"), "format": "dcgm-diag-text"})
+    assert result["failed"] is True and result["msg"] == f"path: cannot read {tmp_path / 'gone.txt'}: No such file or directory"
