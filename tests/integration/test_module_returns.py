@@ -78,10 +78,16 @@ def test_every_module_returns_what_it_documents(sim, crds, namespace: str, tmp_p
         "thresholds": {"busBandwidthGBps": "value >= 2.0"}})
     goodput = run("log_check", {"src": str(logs / "training" / "002-mlm-2025-rtx4090-2node-tflops.log"),
                                 "profile": "megatron-training"})
+    dcgm = ROOT / "tests" / "unit" / "engine" / "data" / "dcgm_diag"
+    results[("evidence_check", False)] = run("evidence_check", {
+        "path": str(dcgm / "h200x8-azure-dcgm3.1.8-r1-persistence-mode-fail.txt"), "format": "dcgm-diag-text",
+        "node": "gpu-node-000", "gpus": 8})
+    dcgm_json = run("evidence_check", {"path": str(dcgm / "dcgm3x-r3-json-1gpu-t4-virtualclient.json"),
+                                       "format": "dcgm-diag-json"})
     spec = run("catalog_info", {"domain": "communication", "variant": "nccl-all-reduce",
                                 "options": {"gpuArchitecture": "gb200"}})
     assert spec["spec"]["jobTemplate"], "catalog_info built no WorkflowSpec"
     problems = [p for (module, check_mode), result in results.items() for p in check(module, result, check_mode)]
-    problems += check("catalog_info", spec) + check("log_check", goodput)
+    problems += check("catalog_info", spec) + check("log_check", goodput) + check("evidence_check", dcgm_json)
     assert problems == [], "\n".join(problems)
     assert done["phase"] == "Succeeded" and results[("workflow_run", False)]["phase"] == "Succeeded"
