@@ -131,7 +131,9 @@ def world(sim: Sim, ns: str) -> dict[str, Any]:
     """What a run could have written in `ns`."""
     core = client.CoreV1Api(sim.api)
     return {"jobs": items(sim, ns, NVCRE, "jobs"), "trainjobs": items(sim, ns, TRAINER, "trainjobs"),
-            "configmaps": sorted(c.metadata.name for c in core.list_namespaced_config_map(ns).items),
+            # kube-root-ca.crt is the cluster's own, published into a new namespace whenever its controller gets to it
+            "configmaps": sorted(c.metadata.name for c in core.list_namespaced_config_map(ns).items
+                                 if c.metadata.name != "kube-root-ca.crt"),
             "events": [e.reason for e in core.list_namespaced_event(ns).items],
             "status": stored(sim, ns).get("status")}
 
