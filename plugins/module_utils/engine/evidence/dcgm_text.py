@@ -133,7 +133,7 @@ class _Table:
         outcome_of(status, f"line {number}: {line.strip()!r}")
         self.test = _Test(self.section, name, status)
         if found:
-            self._gpu_list(found)
+            self._gpu_list(self.test, found)
 
     def _verdict_row(self, number: int, line: str, text: str) -> None:
         """A row without a name: a 4.x `GPU0: Pass`, or a 3.x `Fail - GPU: 3` after the test's first verdict."""
@@ -144,19 +144,18 @@ class _Table:
         elif found:  # a CPU or other entity: the node's, named
             self.test.node_messages.append(f"{found.group(1)} {found.group(2)}: {found.group(3)}")
         elif found := GPU_LIST.match(text):
-            self._gpu_list(found)
+            self._gpu_list(self.test, found)
         else:
             raise _unreadable(number, line)
 
-    def _gpu_list(self, found: re.Match[str]) -> None:
-        assert self.test is not None
+    def _gpu_list(self, test: _Test, found: re.Match[str]) -> None:
         self.v3 = True
         gpus = [int(g) for g in found.group(2).replace(" ", "").split(",") if g] if found.group(2) else self.reading.gpus
         for gpu in gpus:
-            self.test.per_gpu[gpu] = found.group(1)
+            test.per_gpu[gpu] = found.group(1)
         # The test's word is the worst of its lists: a `Warning` under it belongs to the failing GPUs' results.
-        if RANK[STATUSES[found.group(1)]] > RANK[STATUSES[self.test.status]]:
-            self.test.status = found.group(1)
+        if RANK[STATUSES[found.group(1)]] > RANK[STATUSES[test.status]]:
+            test.status = found.group(1)
 
     def _end_message(self) -> None:
         if self.message is None or self.test is None:

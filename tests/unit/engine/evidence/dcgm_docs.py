@@ -47,7 +47,7 @@ def v3(results: dict[str, dict[int, tuple[str, list[tuple[str, int]]]]], gpu_key
         for gpu, (status, errors) in sorted(per_gpu.items()):
             entry: dict[str, Any] = {gpu_key: str(gpu), "status": status}
             if errors and gpu_key == "gpu_ids":
-                entry["warnings"] = ", ".join(m for m, _ in errors)
+                entry["warnings"] = ", ".join(message for message, _code in errors)
             elif errors:
                 entry["warnings"] = [{"error_category": 6, "error_id": c, "error_severity": 2, "warning": m}
                                      for m, c in errors]

@@ -58,15 +58,15 @@ def test_each_test_read_with_its_outcome(sample: Path) -> None:
 def test_each_failure_names_its_gpu_test_and_message(sample: Path) -> None:
     expect, out = _read(sample)
     failed = [(g["index"], f["test"], f["detail"]) for g in out["gpus"] for f in g["failures"] if f["outcome"] == "fail"]
-    assert [(gpu, test) for gpu, test, _ in failed] == [(f["gpu"], f["test"]) for f in expect["failures"]]
-    for (_, _, detail), want in zip(failed, expect["failures"]):
+    assert [(gpu, test) for gpu, test, _detail in failed] == [(f["gpu"], f["test"]) for f in expect["failures"]]
+    for (_gpu, _test, detail), want in zip(failed, expect["failures"]):
         message = want["message"].removesuffix(CUT)
         # DCGM's whole message, or (where dcgmi cut it) all it printed
         assert detail.startswith(message) or (want["message"].endswith(CUT) and message.startswith(detail)), detail
 
 
 def test_a_cut_message_is_kept_as_printed_and_unnamed_gpus_are_not_passed() -> None:
-    _, out = _read(DATA / "h200x8-azure-dcgm3.1.8-r1-persistence-mode-fail.txt")
+    out = _read(DATA / "h200x8-azure-dcgm3.1.8-r1-persistence-mode-fail.txt")[1]
     by_index = {g["index"]: g for g in out["gpus"]}
     assert by_index[5]["failures"][0]["detail"].endswith("requires peristence mod")
     # the wrapped cell is joined exactly: the space dcgmi printed at a cut (`-pm 1 " as root`) survives
