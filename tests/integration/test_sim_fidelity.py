@@ -81,9 +81,11 @@ def workloads(sim: Sim, ns: str, seen: Seen) -> dict[str, set[str]]:
     """node -> how the workloads whose GPU pods ran on it ended: the reasons of their batch Jobs' and JobSet's
     events (`Job/BackoffLimitExceeded`, `JobSet/FailedJobs`...; events outlive the objects, which NVCRE deletes
     after a failure) and the conditions their TrainJob reached (`TrainJob/Complete`)."""
+    # JobCreationFailed: a JobSet's controller may still try to create a child Job while NVCRE deletes the failed
+    # TrainJob above it (the deletion races the controller); it says nothing of how the workload ended.
     events = [e for e in client.CoreV1Api(sim.api).list_namespaced_event(ns).items
               if e.involved_object.api_version in ("batch/v1", "jobset.x-k8s.io/v1alpha2")
-              and e.reason not in ("SuccessfulCreate", "SuccessfulDelete")]
+              and e.reason not in ("SuccessfulCreate", "SuccessfulDelete", "JobCreationFailed")]
     out: dict[str, set[str]] = {}
     for name, nodes in seen.nodes.items():
         pod = seen.last[name]
