@@ -1,0 +1,203 @@
+"""Evidence shards: rows as gzipped NDJSON in ConfigMap `binaryData`, and the seal that says how many there are.
+
+The format every writer and reader shares (issue 40):
+- a shard is one gzip stream (level 6, no name, mtime 0, so equal rows give equal bytes and sha256) of NDJSON
+  lines, one row each (`line`), in the rows' fixed order (rows.sort_key);
+- a new shard starts once the compressed bytes pass SHARD_BYTES, or earlier when the next row could push the
+  shard past CONFIGMAP_BYTES (the API's limit on a ConfigMap's data, decoded); a row over ROW_BYTES compressed is
+  dropped and listed in `truncated`, never cut;
+- shard k (1-based) of a Job attempt is ConfigMap `<job>-evidence-<attempt>-<k>`, labelled for a selector
+  (LABEL_EVIDENCE=rows, LABEL_WORKFLOW, LABEL_JOB, LABEL_ATTEMPT) and annotated with its row count, sha256 and
+  `k/K`;
+- the seal (Job `status.evidence`) is written before the first shard: the attempt, the row and shard counts, each
+  shard's sha256, the truncated rows and, for a read that lost rows, `partial` (why). Missing (no seal), partial
+  (`partial` set) and zero (a seal of 0 rows) stay three states.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..api.objects import controller_reference
+from ..api.vocabulary import API_VERSION, WORKFLOW
+from .rows import Row
+
+SHARD_BYTES = 768 * 1024
+ROW_BYTES = 256 * 1024
+CONFIGMAP_BYTES = 1024 * 1024
+LEVEL = 6
+DATA_KEY = "rows.ndjson.gz"
+
+LABEL_EVIDENCE = "cre.certification/evidence"
+EVIDENCE_ROWS = "rows"
+LABEL_WORKFLOW = "cre.certification/workflow"
+LABEL_JOB = "cre.certification/job"
+LABEL_ATTEMPT = "cre.certification/attempt"
+ANNOTATION_ROWS = "cre.certification/evidence-rows"
+ANNOTATION_SHA256 = "cre.certification/evidence-sha256"
+ANNOTATION_SHARD = "cre.certification/evidence-shard"
+SELECTOR = f"{LABEL_EVIDENCE}={EVIDENCE_ROWS}"
+
+# Deflate's worst case over stored input (5 bytes per 16 KiB block) and the gzip trailer, with room to spare.
+_OVERHEAD = 64
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Shard:
+    data: bytes
+    rows: int
+    sha256: str
+
+
+@dataclass
+class Encoded:
+    """A Job attempt's rows encoded: the shards in order, the row count they hold, the rows dropped."""
+
+    shards: list[Shard] = field(default_factory=list)
+    rows: int = 0
+    truncated: list[Obj] = field(default_factory=list)
+
+
+def line(row: Row | Obj) -> bytes:
+    """One NDJSON line: compact JSON, the schema's field order, UTF-8 as is."""
+    data = row.to_dict() if isinstance(row, Row) else row
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def _compressor() -> Any:
+    return zlib.compressobj(LEVEL, zlib.DEFLATED, 31)  # 31: a gzip wrapper, no name, mtime 0
+
+
+class ShardWriter:
+    """Rows in, finished shards out, holding one shard at most: `add` returns the shards a row completed,
+    `close` the last one."""
+
+    def __init__(self) -> None:
+        self.truncated: list[Obj] = []
+        self._reset()
+
+    def _reset(self) -> None:
+        self._zip = _compressor()
+        self._parts: list[bytes] = []
+        self._emitted = 0
+        self._pending = 0   # raw bytes fed since deflate last returned output: a bound on what it still holds
+        self._rows = 0
+
+    def add(self, row: Row | Obj) -> list[Shard]:
+        data = line(row)
+        bound = len(data) + _OVERHEAD
+        if len(data) > ROW_BYTES and len(zlib.compress(data, LEVEL)) > ROW_BYTES:
+            self.truncated.append(_truncated(row, len(zlib.compress(data, LEVEL))))
+            return []
+        done = []
+        if self._rows and self._emitted + self._pending + bound > CONFIGMAP_BYTES - _OVERHEAD:
+            done.append(self._finish())
+        out = self._zip.compress(data)
+        self._rows += 1
+        if out:
+            self._parts.append(out)
+            self._emitted += len(out)
+            self._pending = 0
+        else:
+            self._pending += bound
+        if self._emitted >= SHARD_BYTES:
+            done.append(self._finish())
+        return done
+
+    def close(self) -> list[Shard]:
+        """The last shard; none when no row is waiting (an empty attempt has no shard)."""
+        return [self._finish()] if self._rows else []
+
+    def _finish(self) -> Shard:
+        data = b"".join([*self._parts, self._zip.flush()])
+        shard = Shard(data, self._rows, hashlib.sha256(data).hexdigest())
+        self._reset()
+        return shard
+
+
+def encode(rows: Iterable[Row | Obj]) -> Encoded:
+    """Every shard of `rows` (in the fixed order already: the caller sorts)."""
+    writer, out = ShardWriter(), Encoded()
+    for row in rows:
+        for shard in writer.add(row):
+            out.shards.append(shard)
+    out.shards += writer.close()
+    out.rows = sum(s.rows for s in out.shards)
+    out.truncated = writer.truncated
+    return out
+
+
+def _truncated(row: Row | Obj, size: int) -> Obj:
+    data = row.to_dict() if isinstance(row, Row) else row
+    keys = ("node", "component", "index", "test", "metric", "sample", "workflow", "iteration", "job", "attempt")
+    return {**{k: data.get(k) for k in keys}, "compressedBytes": size,
+            "reason": f"row over {ROW_BYTES // 1024} KiB compressed"}
+
+
+def decode(data: bytes) -> Iterator[Obj]:
+    """The rows of one shard's bytes, streamed (a stream that does not end cleanly raises zlib.error)."""
+    unzip = zlib.decompressobj(31)
+    rest = b""
+    for start in range(0, len(data), 1 << 16):
+        rest += unzip.decompress(data[start:start + (1 << 16)])
+        *lines, rest = rest.split(b"\n")
+        for text in lines:
+            yield json.loads(text)
+    rest += unzip.flush()
+    if not unzip.eof:
+        raise zlib.error("the gzip stream ends early")
+    if rest:
+        yield json.loads(rest)
+
+
+def seal(attempt: int, encoded: Encoded, partial: str | None = None) -> Obj:
+    """The Job's `status.evidence`, written before its first shard."""
+    out: Obj = {"attempt": attempt, "rows": encoded.rows, "shards": len(encoded.shards),
+                "sha256": [s.sha256 for s in encoded.shards]}
+    if encoded.truncated:
+        out["truncated"] = encoded.truncated
+    if partial:
+        out["partial"] = partial
+    return out
+
+
+def shard_name(job: str, attempt: int, k: int) -> str:
+    return f"{job}-evidence-{attempt}-{k}"
+
+
+def configmap(workflow: Obj, job: str, attempt: int, k: int, total: int, shard: Shard) -> Obj:
+    """Shard k (1-based) of `total` of a Job attempt, owned by the Workflow (it outlives a retried Job)."""
+    meta = workflow.get("metadata") or {}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": shard_name(job, attempt, k),
+            "namespace": meta.get("namespace", ""),
+            "labels": {LABEL_EVIDENCE: EVIDENCE_ROWS, LABEL_WORKFLOW: meta.get("name", ""), LABEL_JOB: job,
+                       LABEL_ATTEMPT: str(attempt)},
+            "annotations": {ANNOTATION_ROWS: str(shard.rows), ANNOTATION_SHA256: shard.sha256,
+                            ANNOTATION_SHARD: f"{k}/{total}"},
+            "ownerReferences": [controller_reference(workflow, WORKFLOW, API_VERSION)],
+        },
+        "binaryData": {DATA_KEY: base64.b64encode(shard.data).decode("ascii")},
+    }
+
+
+def shard_bytes(cm: Obj) -> bytes | None:
+    """A shard ConfigMap's gzip bytes (None when it has none)."""
+    encoded = (cm.get("binaryData") or {}).get(DATA_KEY)
+    return base64.b64decode(encoded) if encoded else None
+
+
+def attempt_of(cm: Obj) -> int | None:
+    """The attempt a shard ConfigMap belongs to, from its label (None when the label is not a number)."""
+    value = ((cm.get("metadata") or {}).get("labels") or {}).get(LABEL_ATTEMPT, "")
+    return int(value) if value.isdigit() else None

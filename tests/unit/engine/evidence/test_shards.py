@@ -1,0 +1,84 @@
+"""The shard format: deterministic bytes, the size limits, truncation, the seal and the ConfigMap."""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import random
+import zlib
+
+import pytest
+
+from ansible_collections.cre.certification.plugins.module_utils.engine.evidence import shards
+from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.rows import Row
+
+
+def _rows(n: int, seed: int = 1) -> list[Row]:
+    rnd = random.Random(seed)
+    return [Row(f"node-{i // 800:03d}", "gpu", (i // 100) % 8, f"GPU-{rnd.getrandbits(64):016x}", "gemm",
+                "tflops", round(rnd.uniform(500, 700), 3), "TFLOPS", "pass", rnd.choice(["", "ok", "steady"]),
+                sample=i % 100, time=f"2026-12-07T00:{i % 60:02d}:00Z", workflow="wf", iteration=0, job="j", attempt=1)
+            for i in range(n)]
+
+
+def test_equal_rows_give_equal_bytes_and_read_back_in_order() -> None:
+    rows = _rows(500)
+    first, second = shards.encode(rows), shards.encode(rows)
+    assert [s.data for s in first.shards] == [s.data for s in second.shards]
+    assert first.rows == 500 and len(first.shards) == 1
+    assert first.shards[0].sha256 == hashlib.sha256(first.shards[0].data).hexdigest()
+    assert list(shards.decode(first.shards[0].data)) == [r.to_dict() for r in rows]
+    # A standard gzip reader reads it too: the NDJSON a user can check with zcat.
+    assert gzip.decompress(first.shards[0].data).decode().splitlines()[0].startswith('{"node":"node-000"')
+
+
+def test_a_new_shard_starts_past_768_kib_and_none_passes_the_configmap_limit() -> None:
+    encoded = shards.encode(_rows(60_000))
+    assert len(encoded.shards) >= 2
+    assert all(len(s.data) <= shards.CONFIGMAP_BYTES for s in encoded.shards)
+    assert all(len(s.data) >= shards.SHARD_BYTES for s in encoded.shards[:-1])
+    assert sum(s.rows for s in encoded.shards) == encoded.rows == 60_000
+    back = [row for s in encoded.shards for row in shards.decode(s.data)]
+    assert back == [r.to_dict() for r in _rows(60_000)]
+
+
+def test_a_row_over_256_kib_compressed_is_dropped_and_listed() -> None:
+    rnd = random.Random(7)
+    noise = "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _n in range(400_000))
+    big = Row("n1", "gpu", 3, None, "memory", "result", "Fail", None, "fail", noise)
+    small = Row("n1", "gpu", 4, None, "memory", "result", "Pass", None, "pass", "")
+    encoded = shards.encode([big, small])
+    assert encoded.rows == 1 and [r["index"] for r in shards.decode(encoded.shards[0].data)] == [4]
+    [dropped] = encoded.truncated
+    assert dropped["index"] == 3 and dropped["test"] == "memory" and dropped["compressedBytes"] > shards.ROW_BYTES
+
+
+def test_a_long_row_that_compresses_well_is_kept() -> None:
+    row = Row("n1", "gpu", 0, None, "memory", "result", "Fail", None, "fail", "x" * 400_000)
+    assert shards.encode([row]).rows == 1
+
+
+def test_no_rows_is_zero_rows_and_no_shard_and_the_seal_says_so() -> None:
+    encoded = shards.encode([])
+    assert encoded.shards == [] and encoded.rows == 0
+    assert shards.seal(1, encoded) == {"attempt": 1, "rows": 0, "shards": 0, "sha256": []}
+    assert shards.seal(2, encoded, partial="log unreadable")["partial"] == "log unreadable"
+
+
+def test_the_configmap_carries_its_selector_labels_counts_and_bytes() -> None:
+    encoded = shards.encode(_rows(10))
+    wf = {"metadata": {"name": "wf", "namespace": "ns", "uid": "u-1"}}
+    cm = shards.configmap(wf, "wf-g1", 2, 1, 1, encoded.shards[0])
+    meta = cm["metadata"]
+    assert meta["name"] == "wf-g1-evidence-2-1" and meta["namespace"] == "ns"
+    assert meta["labels"] == {"cre.certification/evidence": "rows", "cre.certification/workflow": "wf",
+                              "cre.certification/job": "wf-g1", "cre.certification/attempt": "2"}
+    assert meta["annotations"]["cre.certification/evidence-shard"] == "1/1"
+    assert meta["annotations"]["cre.certification/evidence-rows"] == "10"
+    assert meta["ownerReferences"][0]["uid"] == "u-1" and meta["ownerReferences"][0]["kind"] == "Workflow"
+    assert shards.shard_bytes(cm) == encoded.shards[0].data and shards.attempt_of(cm) == 2
+
+
+def test_a_cut_shard_is_refused_not_read_short() -> None:
+    data = shards.encode(_rows(50)).shards[0].data
+    with pytest.raises(zlib.error):
+        list(shards.decode(data[: len(data) // 2]))
