@@ -3,9 +3,12 @@
 The rules (docs/evidence-check.md):
 - a GPU's verdict is the worst outcome of its own results, a skipped test left out when anything else ran (a
   lone skipped EUD test is no failure);
-- a GPU is lacking evidence when no test but DCGM's deployment checks passed, warned or failed on it (every test
-  skipped, or none run): DCGM exits 0 there, yet nothing says the GPU works. Its verdict is `warn`, or `fail`
-  with `skip_is_failure`;
+- a GPU is lacking evidence when the run tested GPUs (a GPU test appears in the output, even skipped; or the
+  caller knows the level tests them) and no test but DCGM's deployment checks passed, warned or failed on it
+  (every test skipped, or none run): DCGM exits 0 there, yet nothing says the GPU works. Its verdict is `warn`,
+  or `fail` with `skip_is_failure`. A deployment-only run (level 1) tests no GPU: its GPUs are judged by the
+  deployment checks, and one they do not name is lacking evidence only when a check of the node failed (a cut
+  message may have dropped its name);
 - a GPU expected (`expected_gpus`) but absent from the output is missing: a row of its own, `fail`;
 - a run that did not happen (`runtime_error`) is no evidence at all: one row, `fail`;
 - the node's outcome is the worst of its GPUs' verdicts and of the results of the node as a whole.
@@ -34,6 +37,8 @@ class Options:
     node: str = ""
     expected_gpus: int | None = None
     skip_is_failure: bool = False
+    # Whether the run tests GPUs (a level of 2 or more): None infers it from the output (a GPU test appears).
+    gpu_tests: bool | None = None
 
 
 def judge(reading: DiagReading, options: Options) -> dict[str, Any]:
@@ -47,7 +52,10 @@ def judge(reading: DiagReading, options: Options) -> dict[str, Any]:
         rows.append(Row(options.node, "gpu", None, None, None, "runtime_error", None, None, "fail",
                         f"dcgmi diag did not run: {reading.runtime_error}"))
     lacking_outcome = "fail" if options.skip_is_failure else "warn"
-    gpus = [_gpu_verdict(gpu, results, gpu in missing, lacking_outcome, rows) for gpu in sorted({*known, *missing})]
+    tested = options.gpu_tests if options.gpu_tests is not None else any(_is_gpu_test(r) for r in results)
+    deployment_ok = all(outcome_of(r.status, r.test) in ("pass", "skip") for r in reading.results if r.gpu is None)
+    judged = _Judged(lacking_outcome, tested or not deployment_ok)
+    gpus = [_gpu_verdict(gpu, results, gpu in missing, judged, rows) for gpu in sorted({*known, *missing})]
     node_rows = [r.outcome for r in rows if r.index is None and r.outcome != "skip"]
     outcome = worst([g["outcome"] for g in gpus] + node_rows) or lacking_outcome
     return {
@@ -117,20 +125,30 @@ def _missing_row(node: str, gpu: int, expected: int | None, known: list[int]) ->
                f"{len(known)} reported ({', '.join(map(str, known)) or 'none'})")
 
 
+def _is_gpu_test(result: DiagResult) -> bool:
+    """Whether a result is of a test of the GPU (whatever its outcome), not of a deployment check."""
+    return result.category != DEPLOYMENT and result.test not in DEPLOYMENT_TESTS
+
+
 def _is_evidence(result: DiagResult) -> bool:
     """Whether a result says something about the GPU itself: a test that ran, not a deployment check."""
-    return (result.category != DEPLOYMENT and result.test not in DEPLOYMENT_TESTS
-            and outcome_of(result.status, result.test) != "skip")
+    return _is_gpu_test(result) and outcome_of(result.status, result.test) != "skip"
 
 
-def _gpu_verdict(gpu: int, results: list[DiagResult], missing: bool, lacking_outcome: str,
+@dataclass(frozen=True)
+class _Judged:
+    lacking_outcome: str   # warn, or fail with skip_is_failure
+    needs_evidence: bool   # the run tested GPUs, or a check of the node failed
+
+
+def _gpu_verdict(gpu: int, results: list[DiagResult], missing: bool, judged: _Judged,
                  rows: list[Row]) -> dict[str, Any]:
     own = [r for r in results if r.gpu == gpu]
     outcomes = [o for o in (outcome_of(r.status, r.test) for r in own) if o != "skip"]
     outcomes += ["fail"] if missing else []
     # A GPU that failed (a deployment check naming it, or missing) has its verdict; lacking evidence is for the rest.
-    lacking = "fail" not in outcomes and not any(_is_evidence(r) for r in own)
-    outcomes += [lacking_outcome] if lacking else []
+    lacking = judged.needs_evidence and "fail" not in outcomes and not any(_is_evidence(r) for r in own)
+    outcomes += [judged.lacking_outcome] if lacking else ["pass"] if not outcomes else []
     failures = [{"test": r.test, "outcome": r.outcome, "detail": r.detail} for r in sorted_rows(rows)
                 if r.index == gpu and RANK[r.outcome] >= RANK["warn"]]
     return {"index": gpu, "uuid": None, "outcome": worst(outcomes), "lacking_evidence": lacking,

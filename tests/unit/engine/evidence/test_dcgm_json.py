@@ -155,3 +155,13 @@ def test_what_dcgmi_does_not_write_is_refused_with_where(text: str, message: str
     with pytest.raises(UnreadableOutput) as err:
         check_evidence(text, "dcgm-diag-json", Options())
     assert str(err.value).startswith(message), str(err.value)
+
+
+def test_a_level_1_run_tests_no_gpu_and_its_gpus_pass_on_the_deployment_checks() -> None:
+    """Level 1 runs DCGM's deployment checks only: nothing is missing from it, so its GPUs do not lack evidence,
+    unless the caller knows the level tests GPUs."""
+    deployment_only = v4(all_tests({"software": "Deployment"}, "Pass", EIGHT), list(EIGHT))
+    out = _check(deployment_only)
+    assert out["outcome"] == "pass" and _verdicts(out) == dict.fromkeys(EIGHT, "pass") and out["lacking_evidence"] == []
+    told = _check(deployment_only, gpu_tests=True, skip_is_failure=True)
+    assert told["lacking_evidence"] == list(EIGHT) and told["outcome"] == "fail"
