@@ -14,7 +14,7 @@ from tools.sim import commands, profiles, stages
 from tools.sim.logs import dcgm_logs, dcgm_output, dcgm_tests
 
 NODE = "gpu-node-007"
-REAL_V3 = Path("/work/shared/real-outputs/dcgmi-diag/dcgm3x-r3-json-1gpu-t4-virtualclient.json")
+REAL_V3 = Path(__file__).parents[1] / "engine" / "data" / "dcgm_diag" / "dcgm3x-r3-json-1gpu-t4-virtualclient.json"
 # The tests each level runs, as the reader names them (4.x JSON names; 3.x display names, deployment checks apart).
 LEVEL_TESTS = {
     4: {1: ["software"], 2: ["software", "memory", "pcie"],
