@@ -37,6 +37,7 @@ MPIRUN_REACHED = "sim.cre.certification/mpirun-reached-workers-at-restart"
 # the agent.
 DCGM_PRINTED = "sim.cre.certification/dcgm-printed"
 REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 LAUNCHER = "launcher"  # the MPI runtimes' mpirun replicatedJob
 
 # The kubelet's back-off between restarts of a crashed container (the kubelet's defaults): the first restart at
@@ -160,7 +161,9 @@ _REACHED = {"key": (f'.metadata.labels[{json.dumps(REPLICATED_JOB)}] != {json.du
                     f'({commands.jq_any_container(commands.MPIRUN)} | not) or '
                     f'.metadata.annotations[{json.dumps(MPIRUN_REACHED)}] == ({_RESTARTS} | tostring)'),
             "operator": "In", "values": ["true"]}
-_DCGM_PASSED = {"key": (f'({commands.jq_any_container(commands.DCGMI_DIAG)} | not) or '
+# Only a workload's pods (a JobSet's, which the agent watches) wait for their print.
+_DCGM_PASSED = {"key": (f'.metadata.labels[{json.dumps(JOBSET_NAME)}] == null or '
+                        f'({commands.jq_any_container(commands.DCGMI_DIAG)} | not) or '
                         f'.metadata.annotations[{json.dumps(DCGM_PRINTED)}] == "0"'),
                 "operator": "In", "values": ["true"]}
 GPU_RESOURCE = "nvidia.com/gpu"

@@ -236,6 +236,7 @@ def test_a_dcgm_pod_completes_only_once_printed_and_passing(tmp_path: Path) -> N
         "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Stage", "metadata": {"name": stages.POD_COMPLETE},
         "spec": {"resourceRef": {"apiGroup": "v1", "kind": "Pod"}, "selector": {"matchExpressions": []}}}))
     (complete,) = [s for s in stages.base_stages(tmp_path) if s["metadata"]["name"] == stages.POD_COMPLETE]
-    assert {"key": f'({commands.jq_any_container(commands.DCGMI_DIAG)} | not) or '
+    assert {"key": '.metadata.labels["jobset.sigs.k8s.io/jobset-name"] == null or '
+                   f'({commands.jq_any_container(commands.DCGMI_DIAG)} | not) or '
                    '.metadata.annotations["sim.cre.certification/dcgm-printed"] == "0"',
             "operator": "In", "values": ["true"]} in complete["spec"]["selector"]["matchExpressions"]
