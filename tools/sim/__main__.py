@@ -9,7 +9,7 @@ import sys
 from kubernetes.client import ApiException
 
 from . import cluster, demo, faults, profiles, reset, stages
-from .logs import log_style
+from .logs import dcgm_tests, log_style
 
 FAULTS = """fault kinds (fault NODE --kind KIND):
   hardware  GPU marked unhealthy; the health agent cordons the node once a workload runs on it; its GPU pods fail
@@ -24,11 +24,30 @@ FAULTS = """fault kinds (fault NODE --kind KIND):
             `MNNVL 0` and the node's fabric state
   stall     the node's GPU Job pods hang: Megatron lines stop after three, nccl-tests print no table
   crash     the training pod fails once, after its first checkpoint
-  none      clears every fault of the node
+  dcgm      with --gpu N --test TEST: `dcgmi diag` fails TEST on GPU N of the node (DCGM's message and error
+            code in its JSON, dcgmi's exit code 205 or 226) when the level runs TEST; --test all-skip: every
+            test of GPU N is Skip (DCGM still exits 0). Each call adds one; several GPUs and tests add up
+  none      clears every fault of the node (its DCGM ones too)
 link faults (fault DOMAIN_A --kind link --peer DOMAIN_B [--factor F]):
   groups with nodes in both topology domains (values of one label: clique, rack, network layer, block) print
   times F; each domain alone passes. `fault DOMAIN_A --kind none` clears the domain's link faults.
 """
+
+
+def _fault_parser(sub: argparse._SubParsersAction) -> None:
+    """The `fault` command and its arguments."""
+    p_fault = sub.add_parser("fault", help="inject a fault on a node, or on the link between two topology domains",
+                             description=FAULTS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p_fault.add_argument("node", help="the node; for --kind link (and clearing one) a topology domain")
+    p_fault.add_argument("--kind", required=True, choices=faults.FAULT_KINDS)
+    p_fault.add_argument("--factor", type=float, default=None,
+                         help="slow, link, nvlink: the bandwidth factor (default: slow 0.5, link 0.5, nvlink 0.25)")
+    p_fault.add_argument("--peer", default="", help="link: the domain on the other side of the faulty link")
+    p_fault.add_argument("--gpu", type=int, default=None, help="dcgm: the GPU's index on the node")
+    p_fault.add_argument("--test", default=None,
+                         help=f"dcgm: the failing test as DCGM's JSON names it ({', '.join(dcgm_tests.names())}), "
+                              f"or {dcgm_tests.ALL_SKIP}")
+    p_fault.add_argument("--name", default="cre")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,17 +63,13 @@ def main(argv: list[str] | None = None) -> int:
     p_up.add_argument("--backoff-ms", type=int, default=stages.KUBELET_BACKOFF_MS,
                       help="the kubelet's first back-off before restarting a crashed container (it doubles up to "
                            "30 times this; default the kubelet's 10 s)")
+    p_up.add_argument("--dcgm-layout", type=int, default=dcgm_tests.DEFAULT_LAYOUT,
+                      help=f"the JSON layout `dcgmi diag --json` pods print: 3 (DCGM {dcgm_tests.DCGM_VERSION[3]}) "
+                           f"or 4 (DCGM {dcgm_tests.DCGM_VERSION[4]}, the default)")
     p_down = sub.add_parser("down", help="stop a cluster and remove its files")
     p_down.add_argument("--name", default="cre")
     sub.add_parser("status", help="list the clusters")
-    p_fault = sub.add_parser("fault", help="inject a fault on a node, or on the link between two topology domains",
-                             description=FAULTS, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p_fault.add_argument("node", help="the node; for --kind link (and clearing one) a topology domain")
-    p_fault.add_argument("--kind", required=True, choices=faults.FAULT_KINDS)
-    p_fault.add_argument("--factor", type=float, default=None,
-                         help="slow, link, nvlink: the bandwidth factor (default: slow 0.5, link 0.5, nvlink 0.25)")
-    p_fault.add_argument("--peer", default="", help="link: the domain on the other side of the faulty link")
-    p_fault.add_argument("--name", default="cre")
+    _fault_parser(sub)
     p_restart = sub.add_parser("restart", help="kill a control-plane component and start it again")
     p_restart.add_argument("--component", required=True, choices=sorted(cluster.RESTARTABLE))
     p_restart.add_argument("--down-seconds", type=float, default=2.0, help="how long it stays down (default 2)")
@@ -80,13 +95,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.cmd == "up":
-            print(cluster.up(args.profile, args.nodes, args.name, args.pod_ms, args.backoff_ms))
+            print(cluster.up(args.profile, args.nodes, args.name, args.pod_ms, args.backoff_ms, args.dcgm_layout))
         elif args.cmd == "down":
             cluster.down(args.name)
         elif args.cmd == "status":
             print(json.dumps(cluster.status(), indent=2))
         elif args.cmd == "fault":
-            faults.fault(args.name, args.node, args.kind, args.factor, args.peer)
+            faults.fault(args.name, args.node, args.kind, args.factor, args.peer, args.gpu, args.test)
         elif args.cmd == "restart":
             cluster.restart(args.name, args.component, args.down_seconds)
         elif args.cmd == "pod-ms":

@@ -19,6 +19,7 @@ import yaml
 from kubernetes import client, config
 
 from . import computedomain, controllers, processes, profiles, stages, volumes
+from .logs import dcgm_tests
 from .logs import log_style as log_styles
 from .state import NAME_RE, ClusterState, cluster_dir, known_clusters, workdir
 
@@ -123,16 +124,20 @@ def ports_taken() -> Iterator[None]:
 
 
 def up(profile: str, nodes: int, name: str, pod_milliseconds: int = stages.DEFAULT_POD_MILLISECONDS,
-       backoff_ms: int = stages.KUBELET_BACKOFF_MS) -> Path:
-    """Start a cluster and return its kubeconfig path. On any failure, tear down what was started."""
+       backoff_ms: int = stages.KUBELET_BACKOFF_MS, dcgm_layout: int = dcgm_tests.DEFAULT_LAYOUT) -> Path:
+    """Start a cluster and return its kubeconfig path. On any failure, tear down what was started.
+    `dcgm_layout`: the JSON layout its `dcgmi diag --json` pods print, DCGM 3.x's or 4.x's."""
     validate_up(profile, nodes, name)
     if backoff_ms < 0:
         raise SimError(f"--backoff-ms must be 0 or more, got {backoff_ms}")
+    if dcgm_layout not in dcgm_tests.LAYOUTS:
+        raise SimError(f"--dcgm-layout must be 3 (DCGM {dcgm_tests.DCGM_VERSION[3]}) or 4 "
+                       f"(DCGM {dcgm_tests.DCGM_VERSION[4]}), got {dcgm_layout}")
     bin_dir, assets = binaries()
     attempt = 1
     while True:
         try:
-            return _up(bin_dir, assets, profile, nodes, name, pod_milliseconds, backoff_ms)
+            return _up(bin_dir, assets, profile, nodes, name, pod_milliseconds, backoff_ms, dcgm_layout)
         except ComponentDied:
             down(name, missing_ok=True)
             if attempt >= STARTS:
@@ -168,7 +173,8 @@ def _alive(name: str) -> None:
             raise ComponentDied(f"{component} of cluster {name!r} is not running: {' '.join(last)[-300:]}") from None
 
 
-def _up(bin_dir: Path, assets: Path, profile: str, nodes: int, name: str, pod_ms: int, backoff_ms: int) -> Path:
+def _up(bin_dir: Path, assets: Path, profile: str, nodes: int, name: str, pod_ms: int, backoff_ms: int,
+        dcgm_layout: int) -> Path:
     run = cluster_dir(name) / "cre"
     run.mkdir(parents=True)
     sched = {
@@ -219,7 +225,7 @@ def _up(bin_dir: Path, assets: Path, profile: str, nodes: int, name: str, pod_ms
         _alive(name)
     kubeconfig = cluster_dir(name) / "kubeconfig.yaml"
     state = ClusterState(name=name, profile=profile, nodes=nodes, kubeconfig=str(kubeconfig), pod_ms=pod_ms,
-                         backoff_ms=backoff_ms)
+                         backoff_ms=backoff_ms, dcgm_layout=dcgm_layout)
     state.save()
     apic = api(kubeconfig)
     custom = client.CustomObjectsApi(apic)

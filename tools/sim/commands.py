@@ -17,6 +17,8 @@ Anything else does not run sshd: sshd without `-D` (it forks and its parent exit
 mention that is not a command (`command -v sshd`, `echo sshd -D`).
 
 Runs mpirun: `mpirun` or `mpiexec` (any path) is a word of argv or of a script in it.
+
+Runs a DCGM diagnostic: `dcgmi` (any path) followed by the word `diag`, in argv or in a script in it.
 """
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ SSHD = (rf"^(?:{_SHELL_SCRIPT})?{_PREFIX}(?:[^ \t\x1f\n;&|]*/)?sshd"
         rf"(?:[ \t\x1f]+[^ \t\x1f\n;&|]+)*?[ \t\x1f]+{_SSHD_FOREGROUND}"
         r"(?:[^\n;&|]|[<>]&)*(?:$|[\n;|]|&&)")
 MPIRUN = rf"(?:^|[ \t\x1f\n;&|(/])(?:mpirun|mpiexec){_WORD_END}"
+DCGMI_DIAG = rf"(?:^|[ \t\x1f\n;&|(/])dcgmi[ \t\x1f]+diag{_WORD_END}"
 
 Obj = dict[str, Any]
 
@@ -57,6 +60,10 @@ def runs_sshd(container: Obj) -> bool:
 
 def runs_mpirun(container: Obj) -> bool:
     return _matches(MPIRUN, argv(container))
+
+
+def runs_dcgmi_diag(container: Obj) -> bool:
+    return _matches(DCGMI_DIAG, argv(container))
 
 
 def jq_any_container(pattern: str) -> str:

@@ -4,8 +4,9 @@ before it changes anything.
 
 A node fault is recorded in the cluster's state (`ClusterState.faults`) and left on the node as a label,
 condition, cordon or annotation the agent and the log writers read; the kinds that fail pods (`stages.FAULT_EXIT`)
-also get a kwok Stage that matches the faulty nodes' pods. A link fault (`ClusterState.links`) is an annotation on
-every node of either domain.
+also get a kwok Stage that matches the faulty nodes' pods. A DCGM fault (a failing test on one GPU,
+`ClusterState.dcgm_faults`, several per node) is read by the DCGM log writer (`logs/dcgm_logs`) from the state
+alone. A link fault (`ClusterState.links`) is an annotation on every node of either domain.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from kubernetes import client
 
 from . import profiles, stages
 from .cluster import SimError, api
-from .logs import training_logs, workload_logs
+from .logs import dcgm_logs, dcgm_tests, training_logs, workload_logs
 from .state import ClusterState, cluster_dir
 
 HARDWARE_LABEL = "nvidia.com/gpu.health"
@@ -24,18 +25,19 @@ HARDWARE_VALUE = "unhealthy"
 HARDWARE_CONDITION = "GpuHealthy"
 # On a pod running on a node when a fault was injected there: kwok matches it against the fault's stage then.
 FAULT_SEEN = "sim.cre.certification/fault-injected"
-FAULT_KINDS = ("hardware", "workload", "cordon", "slow", "link", "nvlink", "fabric", "stall", "crash", "none")
+FAULT_KINDS = ("hardware", "workload", "cordon", "slow", "link", "nvlink", "fabric", "stall", "crash", "dcgm", "none")
 DEFAULT_SLOW_FACTOR = 0.5
 # A bandwidth fault's factor unless --factor says otherwise: NVLink's is lower, so that a GB200/GB300 group
 # over a faulty NVLink (840 x 0.25 = 210 GB/s) is below the same group with MNNVL off (400).
 DEFAULT_FACTORS = {"slow": DEFAULT_SLOW_FACTOR, "link": 0.5, "nvlink": 0.25}
 
 
-def fault(name: str, node: str, kind: str, factor: float | None = None, peer: str = "") -> None:
-    """Inject a fault on one node (see README: hardware, workload, cordon, slow, nvlink, stall, crash), a link
-    fault between two topology domains (`node` is then a domain, `peer` the other), or clear (none) every fault
-    of a node, or the link faults of a domain."""
-    factor = _checked(name, kind, factor, peer)
+def fault(name: str, node: str, kind: str, factor: float | None = None, peer: str = "", gpu: int | None = None,
+          test: str | None = None) -> None:
+    """Inject a fault on one node (see README: hardware, workload, cordon, slow, nvlink, stall, crash), a failing
+    DCGM test on one of its GPUs (dcgm: `gpu`, `test`), a link fault between two topology domains (`node` is then
+    a domain, `peer` the other), or clear (none) every fault of a node, or the link faults of a domain."""
+    factor = _checked(name, kind, factor, peer, gpu, test)
     st = ClusterState.load(name)
     apic = api(st.kubeconfig)
     core = client.CoreV1Api(apic)
@@ -52,6 +54,9 @@ def fault(name: str, node: str, kind: str, factor: float | None = None, peer: st
     if kind == "none":
         _clear(apic, st, node)
         return
+    if kind == "dcgm":
+        _dcgm(st, apic.sanitize_for_serialization(target), node, gpu, test)
+        return
     _mark(core, target, node, kind, factor)
     st.faults[node] = kind
     st.save()
@@ -60,10 +65,16 @@ def fault(name: str, node: str, kind: str, factor: float | None = None, peer: st
         _touch_running(core, node, kind)
 
 
-def _checked(name: str, kind: str, factor: float | None, peer: str) -> float:
+def _checked(name: str, kind: str, factor: float | None, peer: str, gpu: int | None = None,
+             test: str | None = None) -> float:
     """The fault's bandwidth factor (its kind's default unless given), once the arguments are found good."""
     if kind not in FAULT_KINDS:
         raise SimError(f"unknown fault kind {kind!r}: must be one of {', '.join(FAULT_KINDS)}")
+    for flag, value in (("--gpu", gpu), ("--test", test)):
+        if value is not None and kind != "dcgm":
+            raise SimError(f"{flag} is for --kind dcgm only, not {kind!r}")
+    if kind == "dcgm":
+        _dcgm_checked(gpu, test)
     if not cluster_dir(name).exists():
         raise SimError(f"no cluster named {name!r}")
     factor = DEFAULT_FACTORS.get(kind, 1.0) if factor is None else factor
@@ -72,6 +83,35 @@ def _checked(name: str, kind: str, factor: float | None, peer: str) -> float:
     if peer and kind != "link":
         raise SimError(f"--peer is for --kind link only, not {kind!r}")
     return factor
+
+
+def _dcgm_checked(gpu: int | None, test: str | None) -> None:
+    """`--gpu` and `--test` of a DCGM fault, as far as they can be judged without the cluster."""
+    choices = ", ".join([*dcgm_tests.names(), dcgm_tests.ALL_SKIP])
+    if gpu is None:
+        raise SimError("--kind dcgm needs --gpu N: the index of the GPU on the node (0 to its GPU count - 1)")
+    if test is None:
+        raise SimError(f"--kind dcgm needs --test TEST: one of {choices}")
+    if test != dcgm_tests.ALL_SKIP and test not in dcgm_tests.BY_NAME:
+        raise SimError(f"unknown DCGM test {test!r}: must be one of {choices} (DCGM's names in its JSON)")
+
+
+def _dcgm(st: ClusterState, target: dict, node: str, gpu: int | None, test: str | None) -> None:
+    """Add a failing (or all-skipped) DCGM test on one GPU of the node; the next `dcgmi diag` run there shows it."""
+    if gpu is None or test is None:   # _dcgm_checked refused these already
+        raise SimError("--kind dcgm needs --gpu and --test")
+    layout = st.dcgm_layout
+    if test != dcgm_tests.ALL_SKIP and test not in dcgm_tests.names(layout):
+        raise SimError(f"DCGM {dcgm_tests.DCGM_VERSION[layout]} (cluster {st.name!r}, --dcgm-layout {layout}) has no "
+                       f"test {test!r}: it runs {', '.join(dcgm_tests.names(layout))}")
+    count = dcgm_logs.node_gpus(target)
+    if not 0 <= gpu < count:
+        raise SimError(f"--gpu {gpu} is out of range for node {node!r}: it has {count} GPUs "
+                       f"({'0 to ' + str(count - 1) if count else 'none'})")
+    tests = st.dcgm_faults.setdefault(node, {}).setdefault(str(gpu), [])
+    if test not in tests:
+        tests.append(test)
+    st.save()
 
 
 def _not_a_node(core: client.CoreV1Api, st: ClusterState, node: str, kind: str) -> None:
@@ -186,6 +226,7 @@ def _clear(apic: client.ApiClient, st: ClusterState, node: str) -> None:
         "type": HARDWARE_CONDITION, "status": "True", "reason": "GpuHealthy", "message": "",
         "lastHeartbeatTime": _now(), "lastTransitionTime": _now()}]}})
     st.faults.pop(node, None)
+    st.dcgm_faults.pop(node, None)
     st.save()
     for kind in stages.FAULT_EXIT:
         _apply_fault_stage(apic, kind, [n for n, k in st.faults.items() if k == kind])

@@ -1,6 +1,6 @@
 """`reset`: a used cluster made as good as new for the next user, without a restart (tests share clusters).
 
-What a user of the cluster can leave behind and reset takes away: faults (node, link, NVLink, stalls, crashes),
+What a user of the cluster can leave behind and reset takes away: faults (node, link, NVLink, stalls, crashes, DCGM),
 cordons, namespace pod durations, log styles, every namespace that `up` did not make, and in `default` (which cannot
 be deleted) the workloads and NVCRE objects. Cluster-scoped objects a user made (ClusterRoles, LogProfiles, PVs)
 stay: they do not change how a later run behaves unless it names them, and each test names its own.
@@ -29,7 +29,7 @@ def reset(name: str) -> None:
     if not NAME_RE.match(name) or not cluster_dir(name).exists():
         raise cluster.SimError(f"no cluster named {name!r}")
     st = ClusterState.load(name)
-    for node in sorted(st.faults):
+    for node in sorted({*st.faults, *st.dcgm_faults}):
         faults.fault(name, node, "none")
     st = ClusterState.load(name)
     for domain in sorted({link[1] for link in st.links}):

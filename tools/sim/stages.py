@@ -32,7 +32,12 @@ EXIT = "cre-exit"
 # An MPI launcher's mpirun ends only after it reached every worker: `ranks` marks the restart that did, and only
 # that restart can complete (so a launcher never succeeds beside a worker that was down, however busy the agent).
 MPIRUN_REACHED = "sim.cre.certification/mpirun-reached-workers-at-restart"
+# A `dcgmi diag` pod ends only after the agent printed its output (`logs/dcgm_logs`): this holds its exit code,
+# and only a 0 lets it complete (a failing one ends by `EXIT`), so its log is there before it ends, however busy
+# the agent.
+DCGM_PRINTED = "sim.cre.certification/dcgm-printed"
 REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 LAUNCHER = "launcher"  # the MPI runtimes' mpirun replicatedJob
 
 # The kubelet's back-off between restarts of a crashed container (the kubelet's defaults): the first restart at
@@ -131,15 +136,16 @@ _COMPLETED_STATUS = _ended_status(_LAST_STATE + """  state:
 def base_stages(assets: Path, pod_milliseconds: int = DEFAULT_POD_MILLISECONDS,
                 backoff_ms: int = KUBELET_BACKOFF_MS) -> list[dict]:
     """kwok's default node and pod stages (loaded from the kwok module) with pod-complete delayed, held back
-    from crash-looping containers, from sshd (`commands.SSHD`) and from MPI launchers that have not reached their
-    workers, and keeping what the kubelet keeps of an ended container; the kubelet's restart of a crashed
-    container, and the stage that ends a container the agents judged failed (`EXIT_AT`)."""
+    from crash-looping containers, from sshd (`commands.SSHD`), from MPI launchers that have not reached their
+    workers and from `dcgmi diag` pods not printed yet or failing (`DCGM_PRINTED`), and keeping what the
+    kubelet keeps of an ended container; the kubelet's restart of a crashed container, and the stage that ends a
+    container the agents judged failed (`EXIT_AT`)."""
     stages = [yaml.safe_load(p.read_text()) for p in sorted((assets / "stages").glob("*.yaml"))]
     for stage in stages:
         if stage["metadata"]["name"] == POD_COMPLETE:
             stage["spec"]["delay"] = pod_complete_delay(pod_milliseconds, {})
             stage["spec"]["next"] = {"statusTemplate": _COMPLETED_STATUS}
-            stage["spec"]["selector"]["matchExpressions"] += [_READY, _NOT_DAEMON, _REACHED]
+            stage["spec"]["selector"]["matchExpressions"] += [_READY, _NOT_DAEMON, _REACHED, _DCGM_PASSED]
     exit_ = ("{{ index $root.metadata.annotations " + json.dumps(EXIT_CODE) + " }}",
              "Error", "{{ index $root.metadata.annotations " + json.dumps(EXIT_MESSAGE) + " | Quote }}")
     # kwok's CEL knows no ContainerStatus type: jq reads the restarts.
@@ -155,6 +161,11 @@ _REACHED = {"key": (f'.metadata.labels[{json.dumps(REPLICATED_JOB)}] != {json.du
                     f'({commands.jq_any_container(commands.MPIRUN)} | not) or '
                     f'.metadata.annotations[{json.dumps(MPIRUN_REACHED)}] == ({_RESTARTS} | tostring)'),
             "operator": "In", "values": ["true"]}
+# Only a workload's pods (a JobSet's, which the agent watches) wait for their print.
+_DCGM_PASSED = {"key": (f'.metadata.labels[{json.dumps(JOBSET_NAME)}] == null or '
+                        f'({commands.jq_any_container(commands.DCGMI_DIAG)} | not) or '
+                        f'.metadata.annotations[{json.dumps(DCGM_PRINTED)}] == "0"'),
+                "operator": "In", "values": ["true"]}
 GPU_RESOURCE = "nvidia.com/gpu"
 _USES_GPUS = {"key": f'[.spec.containers[].resources.limits[{json.dumps(GPU_RESOURCE)}] // empty] | length > 0',
               "operator": "In", "values": ["true"]}

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .logs.dcgm_tests import DEFAULT_LAYOUT
 from .stages import DEFAULT_POD_MILLISECONDS, KUBELET_BACKOFF_MS
 
 NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$")
@@ -41,6 +42,9 @@ class ClusterState:
     pids: dict[str, int] = field(default_factory=dict)
     ports: dict[str, int] = field(default_factory=dict)
     faults: dict[str, str] = field(default_factory=dict)  # node -> kind
+    # node -> GPU index (a string: JSON keys) -> the DCGM tests failing on it, or `all-skip` (`fault --kind dcgm`)
+    dcgm_faults: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    dcgm_layout: int = DEFAULT_LAYOUT  # what `dcgmi diag --json` prints: DCGM 3.x's layout or 4.x's
     links: list[list] = field(default_factory=list)  # link faults: [domain label, domain, peer, factor]
     pod_ms: int = DEFAULT_POD_MILLISECONDS  # how long a Job pod runs, unless its namespace has a duration of its own
     namespace_pod_ms: dict[str, int] = field(default_factory=dict)

@@ -28,13 +28,13 @@ from typing import Any
 
 from kubernetes import client
 
-from .. import containers, profiles
+from .. import containers, profiles, stages
 from ..cache import Cache
 from . import nccl_output
 from .log_style import DEFAULT, Source, Style
 from .nccl_info import FABRIC_COMPLETED, Process
 
-JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+JOBSET_NAME = stages.JOBSET_NAME
 FACTOR_ANNOTATION = "sim.cre.certification/bandwidth-factor"
 # JSON {"<domain label>=<peer domain>": factor}, on every node of a domain with a link fault to that peer.
 LINK_ANNOTATION = "sim.cre.certification/link-faults"
