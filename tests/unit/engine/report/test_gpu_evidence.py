@@ -96,6 +96,17 @@ def test_grid_puts_nodes_with_a_gpu_that_did_not_pass_first_and_folds_the_rest()
     assert gpu_grid.grid(gpu_report()["categories"][2]) is None  # no evidence reader: no grid at all
 
 
+def test_a_thousand_nodes_open_on_the_few_that_did_not_pass() -> None:
+    view = gpu_grid.grid(gpu_report(1000)["categories"][0])
+    assert view is not None and [r["node"] for r in view["attention"]] == ["gpu-node-1", "gpu-node-2", "gpu-node-3"]
+    assert len(view["passing"]) == 997 and view["passing"][-1]["node"] == "gpu-node-999"
+    page = html.report_html(gpu_report(1000))
+    folded = page.index("997 nodes whose every GPU passed")
+    # Every cell is there: level 2's 8,000 GPUs less its 4 that did not pass, level 3's 8, and the 2 legends' keys.
+    assert page.count('class="gpu gpu-pass"') == 7996 + 8 + 2
+    assert page.index('title="gpu-node-1 GPU 3') < folded < page.index('<tr data-node="gpu-node-0">')
+
+
 def test_a_node_without_a_row_for_an_index_shows_a_grey_cell() -> None:
     category = {"evidence": {"state": "final", "rows": 9, "shards": 1, "truncated": 0, "partial": [],
                              "gpus": [gpu("a", 0), gpu("a", 1), gpu("b", 0)]}}
