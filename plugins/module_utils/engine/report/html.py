@@ -3,8 +3,9 @@ from the Jinja2 templates in templates/ (autoescape on).
 
 Verdict, categories with their figures, the "Compared with" section (report["comparison"]), the node × category
 matrix, failed nodes with reasons, severities and actions, the remedies, and per category its bandwidth chart,
-group-bandwidth heat map, trend charts and bandwidth table. Pure: the report in, HTML text out; `view` turns a
-report into what the templates show, every picture built by a pure function that escapes its text.
+group-bandwidth heat map, trend charts, bandwidth table and per-GPU evidence (gpu_grid: the node × GPU grid).
+Pure: the report in, HTML text out; `view` turns a report into what the templates show, every picture built by a
+pure function that escapes its text.
 """
 from __future__ import annotations
 
