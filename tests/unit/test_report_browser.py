@@ -1,6 +1,6 @@
 """fleet.html and report.html in headless Chromium: a non-blank screenshot, and a DOM with the hosts, their
-verdicts, the heat-map cells (with their hover text), the bandwidth curves, the trend charts and the "Compared
-with" section. Fails (never skips) without chromium: `make setup` installs it."""
+verdicts, the heat-map cells (with their hover text), the bandwidth curves, the trend charts, the "Compared
+with" section and the per-GPU grid. Fails (never skips) without chromium: `make setup` installs it."""
 from __future__ import annotations
 
 import json
@@ -11,9 +11,11 @@ from ansible_collections.cre.certification.plugins.module_utils.driver.fleet imp
 from ansible_collections.cre.certification.plugins.module_utils.engine.report import charts
 from ansible_collections.cre.certification.plugins.module_utils.engine.report.html import report_html
 from tests.browser import check_fleet, check_page
+from tests.unit.engine.report.gpu_reports import MEMORY_MESSAGE, gpu_report
 
 DATA = Path(__file__).parent / "engine" / "data" / "report"
 NODES = {"node-0", "node-1", "node-2", "node-3"}
+FAIL_RED = "#c62828"  # a failing GPU's cell (html.STYLE's .gpu-fail)
 
 
 def _rgb(colour: str) -> tuple[int, int, int]:
@@ -76,3 +78,29 @@ def test_compared_report_shows_curves_trend_comparison_and_heatmap_titles(tmp_pa
     for attrs, title in cells:
         assert title.startswith(f"node {attrs['data-node']} \u00b7 group {attrs['data-group']} \u00b7 ")
         assert f"{float(attrs['data-busbw']):.2f} GB/s" in title
+
+
+def test_gpu_grid_shows_the_failing_gpu_with_its_test(tmp_path: Path) -> None:
+    """The per-GPU grid renders: gpu-node-1's GPU 3 is a red cell reading `3 memory` (with DCGM's message on hover)
+    in the open part of the grid, and turning that GPU's failure into a pass takes its red off the screen."""
+    report = gpu_report()
+    page = tmp_path / "report.html"
+    page.write_text(report_html(report))
+    dom = check_page(page, tmp_path / "report.png", "1280,2000")
+    cells = [(attrs, i) for i, (tag, attrs) in enumerate(dom.tags) if tag == "td" and attrs.get("data-kind") == "fail"]
+    failing = [(attrs, i) for attrs, i in cells if attrs["data-index"] == "3"]
+    assert len(failing) == 1 and failing[0][0]["class"] == "gpu gpu-fail"
+    assert failing[0][0]["title"].endswith(f"memory failed: {MEMORY_MESSAGE}")
+    assert "3 memory" in [t.strip() for t in dom.text]
+    # In the open part: after the first grid, before the fold of the nodes whose every GPU passed.
+    order = [i for i, (tag, attrs) in enumerate(dom.tags) if tag in ("table", "details")
+             and attrs.get("class") in ("gpu-grid", "gpu-passing")]
+    assert order[0] < failing[0][1] < order[1]
+    shown = [(a["data-index"], a["data-kind"]) for tag, a in dom.tags if tag == "td" and a.get("data-kind") not in
+             (None, "pass")]
+    assert shown == [("3", "fail"), ("6", "warn"), ("5", "lacking"), ("7", "missing")]  # level 2; level 3 all pass
+    red = dom.colours.get(_rgb(FAIL_RED), 0)
+    passed = report["categories"][0]["evidence"]["gpus"][11]
+    passed.update(outcome="pass", failures=[])
+    page.write_text(report_html(report))
+    assert red - check_page(page, tmp_path / "passed.png", "1280,2000").colours.get(_rgb(FAIL_RED), 0) > 1000

@@ -1,5 +1,6 @@
 """The fleet report: one row per inventory host, from its folder's report.json (a CertReport) and status.json (what
-the play recorded: when it ran, whether it hit its timeout, or the error that stopped it).
+the play recorded: when it ran, whether it hit its timeout, or the error that stopped it). A row counts its
+failing GPUs beside its failed nodes, the fleet their total.
 
 status.json: `{host, state: reported|error, started, finished, timedOut, task, message}` (times RFC 3339 UTC).
 A host whose run stopped on an error shows the error, never the report an earlier run left in its folder.
@@ -11,6 +12,7 @@ import re
 from typing import Any
 
 from ..api.objects import go_duration, parse_time
+from . import gpu_evidence as ge
 from .certreport import FAILED, INCOMPLETE, PASSED, RUNNING
 from .text import natural, seconds
 
@@ -92,11 +94,24 @@ def host_row(host: str, folder: str, report: Obj | None, status: Obj | None) -> 
         "categoriesTotal": len(categories),
         "failedNodes": [{k: e.get(k, "") for k in ("name", "reason", "message")}
                         for e in (shown or {}).get("failedNodes") or []],
+        **failing_gpus(shown),
         "duration": go_duration(took) if took is not None else "",
         "error": error,
         "folder": folder,
         **history(shown),
     }
+
+
+def failing_gpus(report: Obj | None) -> Obj:
+    """`failingGpus`: the GPUs (node and index, each once) that failed in any category, and `gpuEvidence`: the
+    worst evidence state it rests on (final, partial, missing); both None when no category reads evidence."""
+    state = ge.report_state(report or {})
+    return {"failingGpus": len(ge.failing(report or {})) if state else None, "gpuEvidence": state}
+
+
+def gpus_text(row: Obj) -> str:
+    """`2`, `2 (evidence partial)`, or "" when the host's report counts no GPU."""
+    return ge.failing_text(row["failingGpus"], row["gpuEvidence"]) if row.get("gpuEvidence") else ""
 
 
 def history(report: Obj | None) -> Obj:
@@ -155,8 +170,9 @@ def build_fleet(rows: list[Obj]) -> Obj:
     counts: dict[str, int] = {}
     for row in ordered:
         counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
+    counted = [r["failingGpus"] for r in ordered if r.get("failingGpus") is not None]
     return {"title": FLEET_TITLE, "result": overall(ordered), "hosts": len(ordered),
-            "counts": dict(sorted(counts.items())), "rows": ordered}
+            "counts": dict(sorted(counts.items())), "failingGpus": sum(counted) if counted else None, "rows": ordered}
 
 
 def summary_line(row: Obj) -> str:
@@ -167,9 +183,16 @@ def summary_line(row: Obj) -> str:
     failed = ", ".join(f"{n['name']} ({n['reason']})" if n["reason"] else n["name"] for n in row["failedNodes"])
     took = f", {row['duration']}" if row["duration"] else ""
     note = f"; {error['kind']}: {error['message']} ({error['hint']})" if error else ""
+    gpus = f", failing GPUs: {gpus_text(row)}" if gpus_text(row) else ""
     return (f"{row['host']}: {row['verdict']} ({row['categoriesPassed']}/{row['categoriesTotal']} categories passed, "
-            f"failed nodes: {failed or 'none'}{took}){note}")
+            f"failed nodes: {failed or 'none'}{gpus}{took}){note}")
+
+
+def fleet_counts(fleet: Obj) -> str:
+    """`3 clusters`, and `, 2 failing GPUs` when a host's report counts GPUs."""
+    gpus = fleet.get("failingGpus")
+    return f"{fleet['hosts']} clusters" + (f", {gpus} failing GPU{'' if gpus == 1 else 's'}" if gpus is not None else "")
 
 
 def summary(fleet: Obj) -> list[str]:
-    return [*(summary_line(r) for r in fleet["rows"]), f"Fleet: {fleet['result']} ({fleet['hosts']} clusters)"]
+    return [*(summary_line(r) for r in fleet["rows"]), f"Fleet: {fleet['result']} ({fleet_counts(fleet)})"]

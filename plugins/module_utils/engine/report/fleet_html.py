@@ -1,12 +1,13 @@
-"""fleet.html: the fleet table (a row per inventory host: verdict, categories, failed nodes with reasons, duration,
-the error that stopped it, the change since its last certification and its repeat offenders), then per cluster its
-report body (matrix, figures, pictures). Rendered from templates/fleet.html.j2; self-contained."""
+"""fleet.html: the fleet table (a row per inventory host: verdict, categories, failed nodes with reasons, failing
+GPUs, duration, the error that stopped it, the change since its last certification and its repeat offenders) with
+the fleet's failing GPUs, then per cluster its report body (matrix, figures, pictures, per-GPU grid). Rendered from
+templates/fleet.html.j2; self-contained."""
 from __future__ import annotations
 
 from typing import Any
 
 from . import pages
-from .fleet import ERROR, offenders_text, since_text
+from .fleet import ERROR, gpus_text, offenders_text, since_text
 from .html import STYLE, view
 
 Obj = dict[str, Any]
@@ -22,7 +23,7 @@ def _row(row: Obj, reports: dict[str, Obj]) -> Obj:
             "categories": ", ".join(f"{c['category']} {c['status']}" for c in row["categories"])
             if row["verdict"] != ERROR else "",
             "failed": "; ".join(f"{n['name']}: {n['reason']}" if n["reason"] else n["name"] for n in row["failedNodes"]),
-            "duration": row["duration"],
+            "gpus": gpus_text(row), "duration": row["duration"],
             "error": f"{row['error']['kind']}: {row['error']['message']}" if row["error"] else "",
             "since": since_text(row), "offenders": offenders_text(row)}
 
@@ -33,4 +34,5 @@ def fleet_html(fleet: Obj, reports: dict[str, Obj]) -> str:
                  "report": view(reports[row["host"]])} for row in fleet["rows"] if row["host"] in reports]
     return pages.render("fleet.html.j2", title=fleet["title"], style=pages.markup(STYLE), result=fleet["result"],
                         hosts=fleet["hosts"], counts=", ".join(f"{count} {name}" for name, count in fleet["counts"].items()),
-                        rows=[_row(row, reports) for row in fleet["rows"]], sections=sections)
+                        rows=[_row(row, reports) for row in fleet["rows"]], sections=sections,
+                        failing_gpus=fleet.get("failingGpus"))

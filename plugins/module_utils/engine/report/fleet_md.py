@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .comparison_text import offender_lines
-from .fleet import ERROR, since_text
+from .fleet import ERROR, fleet_counts, gpus_text, since_text
 from .heatmap import rows as heatmap_rows
 from .text import md_cell, natural
 
@@ -14,14 +14,15 @@ Obj = dict[str, Any]
 
 
 def fleet_table(fleet: Obj) -> list[str]:
-    lines = ["| Host | Verdict | Certification | Categories | Failed Nodes | Duration | Error |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| Host | Verdict | Certification | Categories | Failed Nodes | Failing GPUs | Duration | Error |",
+             "|---|---|---|---|---|---|---|---|"]
     for row in fleet["rows"]:
         failed = "; ".join(f"{n['name']}: {n['reason']}" if n["reason"] else n["name"] for n in row["failedNodes"])
         error = f"{row['error']['kind']}: {row['error']['message']}" if row["error"] else ""
         categories = f"{row['categoriesPassed']}/{row['categoriesTotal']}" if row["verdict"] != ERROR else "-"
         lines.append(f"| {md_cell(row['host'])} | {row['verdict']} | {md_cell(row['name'] or '-')} | {categories} "
-                     f"| {md_cell(failed or '-')} | {row['duration'] or '-'} | {md_cell(error or '-')} |")
+                     f"| {md_cell(failed or '-')} | {gpus_text(row) or '-'} | {row['duration'] or '-'} "
+                     f"| {md_cell(error or '-')} |")
     return lines
 
 
@@ -64,7 +65,7 @@ def bandwidth_lines(report: Obj) -> list[str]:
 
 def fleet_markdown(fleet: Obj, reports: dict[str, Obj]) -> str:
     """`reports`: host -> the CertReport its row shows (hosts stopped by an error have none)."""
-    lines = [f"# {fleet['title']}", "", f"Result: {fleet['result']} ({fleet['hosts']} clusters)", "",
+    lines = [f"# {fleet['title']}", "", f"Result: {fleet['result']} ({fleet_counts(fleet)})", "",
              *fleet_table(fleet), ""]
     for row in fleet["rows"]:
         report = reports.get(row["host"])

@@ -3,14 +3,15 @@ from the Jinja2 templates in templates/ (autoescape on).
 
 Verdict, categories with their figures, the "Compared with" section (report["comparison"]), the node × category
 matrix, failed nodes with reasons, severities and actions, the remedies, and per category its bandwidth chart,
-group-bandwidth heat map, trend charts and bandwidth table. Pure: the report in, HTML text out; `view` turns a
-report into what the templates show, every picture built by a pure function that escapes its text.
+group-bandwidth heat map, trend charts, bandwidth table and per-GPU evidence (gpu_grid: the node × GPU grid).
+Pure: the report in, HTML text out; `view` turns a report into what the templates show, every picture built by a
+pure function that escapes its text.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from . import charts, comparison_text, pages
+from . import charts, comparison_text, gpu_grid, pages
 from .certreport import TITLE
 from .heatmap import heatmap_svg
 from .text import natural, size_text
@@ -30,6 +31,14 @@ section.compared-with{border-left:4px solid #6a1b9a;padding-left:10px}.against{f
 svg text{font:12px system-ui,sans-serif;fill:#1d1d1d}svg.heatmap text.cell-value{font-size:11px;fill:#111}
 svg .trend-title{font-weight:600}div.trends{display:flex;flex-wrap:wrap;gap:12px}
 svg.bandwidth-chart,svg.heatmap,svg.trend{display:block;margin:8px 0}
+table.gpu-grid td.gpu{min-width:64px;white-space:nowrap;font-size:12px;text-align:center;cursor:help}
+.gpu-pass{background:#2e7d32;color:#fff}.gpu-warn{background:#f9a825;color:#1d1d1d}
+.gpu-fail{background:#c62828;color:#fff;font-weight:600}.gpu-skip{background:#9e9e9e;color:#fff}
+.gpu-none{background:#f5f5f5;color:#777}.gpu-lacking{background-image:repeating-linear-gradient(
+45deg,transparent 0 5px,rgba(255,255,255,.6) 5px 10px);font-style:italic}
+td.gpu-missing,span.gpu-missing{background:#fff;color:#c62828;border:2px dashed #c62828}
+.gpu-legend span.gpu{display:inline-block;padding:1px 8px;margin:0 6px 4px 0;font-size:12px}
+.evidence-final{color:#1a7f37}.evidence-partial{color:#b26a00;font-weight:600}.evidence-missing{color:#c62828;font-weight:600}
 """
 
 Obj = dict[str, Any]
@@ -72,18 +81,19 @@ def _matrix(report: Obj) -> Obj:
 
 
 def _details(report: Obj) -> list[Obj]:
-    """Per category with figures: its bandwidth chart, heat map, trend charts and bandwidth table."""
+    """Per category with figures or evidence: its bandwidth chart, heat map, trend charts, bandwidth table and
+    per-GPU grid."""
     found = comparison_text.comparison(report)
     out = []
     for category in report.get("categories") or []:
         key = category_key(category)
         chart, heatmap = charts.bandwidth_svg(category, key, found), heatmap_svg(category)
-        trends = charts.trends(key, found)
+        trends, evidence = charts.trends(key, found), gpu_grid.grid(category)
         bandwidth = [{"size": size_text(b["size"]), "algBW": f"{b['algBW']:.2f}", "busBW": f"{b['busBW']:.2f}",
                       "samples": b["samples"]} for b in category.get("bandwidth") or []]
-        if chart or heatmap or trends or bandwidth:
+        if chart or heatmap or trends or bandwidth or evidence:
             out.append({"key": key, "chart": pages.markup(chart), "heatmap": pages.markup(heatmap),
-                        "trends": [pages.markup(t) for t in trends], "bandwidth": bandwidth,
+                        "trends": [pages.markup(t) for t in trends], "bandwidth": bandwidth, "evidence": evidence,
                         "image": category.get("image") or "", "threshold": category.get("threshold") or ""})
     return out
 

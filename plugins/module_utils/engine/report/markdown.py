@@ -1,11 +1,13 @@
-"""report.md: a CertReport as Markdown (surroundings.md §3.5): per category its facts, bandwidth table, groups
-and nodes, then the comparison with earlier runs, the remedies and the Summary."""
+"""report.md: a CertReport as Markdown (surroundings.md §3.5): per category its facts, bandwidth table, groups,
+nodes and per-GPU evidence (its state and the GPUs that warned or failed), then the comparison with earlier runs,
+the remedies and the Summary."""
 from __future__ import annotations
 
 from typing import Any
 
 from ..api.vocabulary import SUCCEEDED as PHASE_SUCCEEDED
 from . import comparison_text, diagnose_report
+from . import gpu_evidence as ge
 from .text import NODE_FAILED, NODE_PASSED, md_cell, natural, size_text
 
 
@@ -36,6 +38,35 @@ def _training_lines(domains: list[dict]) -> list[str]:
     goodput, tflops, step = (sum(d[k] for d in domains) / len(domains) for k in ("goodput", "tflops", "stepTime"))
     return [f"| Avg Runtime Goodput | {goodput:.2f} ({goodput * 100:.0f}%) |", f"| Avg TFLOPs/GPU | {tflops:.2f} |",
             f"| Avg Step Time | {step:.2f}s |"]
+
+
+def _evidence_lines(cat: dict) -> list[str]:
+    """The category's evidence state, its partial reasons, and a row per finding of a GPU that did not pass (node,
+    GPU index, UUID, outcome, test, message); nothing for a category without an evidence reader."""
+    found = ge.evidence(cat)
+    if found is None:
+        return []
+    counts = ge.counts_line(cat)
+    lines = [f"GPU evidence: {ge.state_line(found)}" + (f"; {counts}" if counts else ""), ""]
+    lines += [line for why in found.get("partial") or [] for line in (f"Partial: {md_cell(why)}", "")]
+    if problems := ge.problems(cat):
+        lines += ["| Node | GPU | UUID | Outcome | Test | Message |", "|---|---|---|---|---|---|"]
+        lines += [f"| {md_cell(p['node'])} | {p['index']} | {md_cell(p['uuid'] or '-')} | {p['outcome']} "
+                  f"| {md_cell(p['test'] or '-')} | {md_cell(p['message'])} |" for p in problems]
+        lines.append("")
+    return lines
+
+
+def _failing_gpus_line(report: dict) -> list[str]:
+    """`- Failing GPUs: 2 (gpu-node-1 GPU 3, …)` (`, evidence partial` when not final) when a category has an
+    evidence reader."""
+    state = ge.report_state(report)
+    if state is None:
+        return []
+    found = ge.failing(report)
+    named = ", ".join(f"{node} GPU {index}" for node, index in found)
+    return [f"- Failing GPUs: {len(found)}" + (f" ({named})" if named else "")
+            + ("" if state == "final" else f", evidence {state}")]
 
 
 def markdown(report: dict) -> str:
@@ -75,10 +106,11 @@ def markdown(report: dict) -> str:
             lines += [f"| {md_cell(n)} | {md_cell(v['group'] or '-')} | {v['status']} | {md_cell(v['reason'])} "
                       f"| {md_cell(v['message'])} |" for n, v in cat["nodes"].items()]
             lines.append("")
+        lines += _evidence_lines(cat)
     lines += [*comparison_text.markdown_lines(report), *comparison_text.remedy_lines(report)]
     passed = sum(1 for c in report["categories"] if c["status"] == PHASE_SUCCEEDED)
     failed_nodes = [e["name"] for e in report["failedNodes"]]
     lines += ["## Summary", "", f"- Categories: {passed}/{len(report['categories'])} passed",
               f"- Failed Nodes: {len(failed_nodes)}" + (f" ({', '.join(failed_nodes)})" if failed_nodes else ""),
-              f"- Result: {report['result']}", ""]
+              *_failing_gpus_line(report), f"- Result: {report['result']}", ""]
     return "\n".join(lines)

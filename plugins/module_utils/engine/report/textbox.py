@@ -1,8 +1,11 @@
 """The Summary box nvcrectl ends its text report with (user-docs §4.3: `Categories: 8/8 passed`, `Failed Nodes:
-none`, `Result: PASSED`), titled with the Certification and the inventory host it ran for."""
+none`, `Result: PASSED`), titled with the Certification and the inventory host it ran for. With per-GPU evidence
+it counts the failing GPUs below the failed nodes (`Failing GPUs: 1 (evidence partial)`)."""
 from __future__ import annotations
 
 from typing import Any
+
+from . import gpu_evidence as ge
 
 MIN_WIDTH = 40
 
@@ -14,6 +17,8 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     lines = [f"Categories: {passed}/{len(categories)} passed",
              f"Failed Nodes: {len(failed)}" if failed else "Failed Nodes: none"]
     lines += [f"  {e['name']}: {e['reason']}" if e.get("reason") else f"  {e['name']}" for e in failed]
+    if state := ge.report_state(report):
+        lines.append(f"Failing GPUs: {ge.failing_text(len(ge.failing(report)), state)}")
     return [*lines, f"Result: {report['result']}"]
 
 
