@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_bench_streams_logs_to_shards_to_ndjson_and_prints_its_targets(tmp_path: Path) -> None:
