@@ -4,9 +4,18 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import (
+    builtin_profile,
+    builtin_profiles,
+)
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.dcgm_results import UnreadableOutput
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.dcgm_verdict import Options
-from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.evidence_check import check_evidence
+from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.evidence_check import (
+    LOG_FORMATS,
+    check_evidence,
+    check_log_evidence,
+)
+from ansible_collections.cre.certification.plugins.module_utils.engine.logs.profile_match import step_matches
 from ansible_collections.cre.certification.plugins.modules.evidence_check import SPEC
 from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction
 
@@ -20,12 +29,37 @@ def check_face(args: dict[str, Any]) -> dict[str, Any]:
             text = handle.read()
     except OSError as err:
         raise InputError("path", f"cannot read {args['path']}: {err.strerror}") from None
+    if args["format"] in LOG_FORMATS:
+        return {"changed": False, **check_log_evidence(text, args["format"], args["node"], _profile(args, text),
+                                                       args["test_type"])}
     options = Options(node=args["node"], expected_gpus=args["gpus"], skip_is_failure=args["skip_is_failure"])
     try:
         out = check_evidence(text, args["format"], options)
     except UnreadableOutput as err:
         raise InputError("path", f"{args['path']} is not {args['format']} output: {err}") from None
     return {"changed": False, **out}
+
+
+# The pattern a profile needs for each log format.
+_PATTERN = {"nccl-tests": "bandwidthResult", "training": "trainingStep"}
+
+
+def _profile(args: dict[str, Any], text: str) -> dict[str, Any]:
+    """The built-in LogProfile named, else nccl-bandwidth for nccl-tests and, for training, the training profile
+    whose step pattern reads the most of the log's lines (the first by name on a tie)."""
+    pattern = _PATTERN[args["format"]]
+    usable = [p for p in builtin_profiles() if pattern in p["spec"]["patterns"]]
+    names = ", ".join(p["metadata"]["name"] for p in usable)
+    if args["profile"] is not None:
+        found = builtin_profile(args["profile"])
+        if found is None or pattern not in found["spec"]["patterns"]:
+            raise InputError("profile", f"no built-in LogProfile named {args['profile']!r} reads {args['format']} "
+                                        f"logs (those that do: {names})")
+        return found
+    if args["format"] == "nccl-tests":
+        return builtin_profile("nccl-bandwidth") or usable[0]
+    counts = step_matches(text, usable)
+    return max(usable, key=lambda p: counts[p["metadata"]["name"]])
 
 
 class ActionModule(EngineAction):

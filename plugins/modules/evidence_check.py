@@ -7,7 +7,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: evidence_check
-short_description: Read a saved GPU tool output, offline, into per-GPU evidence rows as a certification would
+short_description: Read a saved tool output or workload log, offline, into evidence rows as a certification would
 version_added: 0.1.0
 description:
   - Reads a saved C(dcgmi diag) output, its C(--json) or the table it prints without it (what users paste), in the
@@ -17,6 +17,10 @@ description:
     by default (DCGM exits 0 there, yet nothing says the GPU works); a GPU expected but absent from the output is
     missing, a failure; a run that did not happen (C(runtime_error)) is a failure.
   - A file that the format named does not print is refused with the first line (or JSON field) it could not read.
+  - Reads a saved nccl-tests log (C(nccl-tests)) into one row per message size (busbw and algbw, GB/s, with the
+    transport the log shows), or a Megatron-LM / NeMo training log (C(training)) into one row per step (step time,
+    TFLOP/s per GPU), with the reader of the certification's own measurements; lines it refused are C(warn) rows,
+    and rows lost make the read partial (O(partial)).
   - Runs on the controller. Reads only local files; writes nothing.
   - Accepts kubernetes.core's auth options and ignores them, like the other offline modules.
 author:
@@ -32,12 +36,26 @@ options:
   format:
     description:
       - The tool output's format. C(dcgm-diag-json) is C(dcgmi diag --json) (DCGM 3.x and 4.x layouts),
-        C(dcgm-diag-text) the table C(dcgmi diag) prints without it.
+        C(dcgm-diag-text) the table C(dcgmi diag) prints without it, C(nccl-tests) a log of the nccl-tests
+        binaries (any table the certification reads), C(training) a Megatron-LM or NeMo training log.
     type: str
     required: true
-    choices: [dcgm-diag-json, dcgm-diag-text]
+    choices: [dcgm-diag-json, dcgm-diag-text, nccl-tests, training]
   node:
-    description: The node name the rows carry.
+    description: The node name the rows carry (for a log, the group's name).
+    type: str
+    default: ''
+  profile:
+    description:
+      - For C(nccl-tests) and C(training), the built-in LogProfile to read the log with (see
+        M(cre.certification.log_check)).
+      - By default C(nccl-bandwidth) for C(nccl-tests), and for C(training) the training profile whose step pattern
+        reads the most lines of the log.
+    type: str
+  test_type:
+    description:
+      - For C(nccl-tests), the test to read (C(all_reduce), C(all_gather), ...), as a measurement's C(testType).
+      - Empty reads every test the log names, each row under its own.
     type: str
     default: ''
   gpus:
@@ -68,6 +86,13 @@ EXAMPLES = r"""
     gpus: 8
   register: evidence
 
+- name: The rows of a saved all-reduce log, the transport each one ran over
+  cre.certification.evidence_check:
+    path: saved/all-reduce-group-3.log
+    format: nccl-tests
+    node: group-3
+    test_type: all_reduce
+
 - name: A pasted table, strict about GPUs that tested nothing
   cre.certification.evidence_check:
     path: saved/dcgmi-diag-r3.txt
@@ -81,20 +106,31 @@ format:
   returned: always
   type: str
   sample: dcgm-diag-json
+profile:
+  description: The LogProfile a log was read with.
+  returned: when O(format) is nccl-tests or training
+  type: str
+  sample: nccl-bandwidth
+partial:
+  description: Why the read lost rows (lines refused, a table or a log that ends early); null when it is whole. Rows
+    lost are never reported as zero.
+  returned: always
+  type: str
+  sample: "all_reduce: 1 result line(s) refused (first: the row is cut short)"
 format_version:
   description: The layout the output was read in (C(DCGM 3.x JSON), C(DCGM 4.x JSON), C(DCGM 3.x table), C(DCGM 4.x
     table)).
-  returned: always
+  returned: when O(format) is dcgm-diag-json or dcgm-diag-text
   type: str
   sample: DCGM 4.x JSON
 dcgm_version:
   description: The DCGM version the output prints; null where it prints none.
-  returned: always
+  returned: when O(format) is dcgm-diag-json or dcgm-diag-text
   type: str
   sample: 4.2.3
 driver_version:
   description: The driver version the output prints; null where it prints none.
-  returned: always
+  returned: when O(format) is dcgm-diag-json or dcgm-diag-text
   type: str
   sample: 570.124.06
 rows:
@@ -103,6 +139,11 @@ rows:
       result of the node as a whole (a DCGM 3.x deployment check) or of the run; C(value) is DCGM's result word;
       C(detail) DCGM's message with its error code, or its info; C(workflow), C(iteration), C(job), C(attempt)
       are null offline.
+    - From C(nccl-tests), component C(group), C(test) the collective, metric C(busbw) and C(algbw) (GB/s) per
+      result row (C(sample) its position, C(detail) the size in bytes and the transport seen), and C(refused) rows
+      (C(warn), the reason and the line in C(detail)).
+    - From C(training), component C(step), C(index) the step, metric C(step_time) (s) and C(tflops) (TFLOP/s per
+      GPU, where the line prints it), C(sample) how often the step was printed before, C(time) the line's stamp.
   returned: always
   type: list
   elements: dict
@@ -112,31 +153,34 @@ rows:
 gpus:
   description: Per GPU in the output (or expected), its verdict (the worst outcome of its tests), whether it is
     lacking evidence or missing, and its failing or warning tests with DCGM's message.
-  returned: always
+  returned: when O(format) is dcgm-diag-json or dcgm-diag-text
   type: list
   elements: dict
   sample: [{index: 3, uuid: null, outcome: fail, lacking_evidence: false, missing: false,
             failures: [{test: memory, outcome: fail, detail: "A memory mismatch was detected on GPU 3 (DCGM error 12)"}]}]
 outcome:
-  description: The node's outcome, the worst of its GPUs' verdicts and of the node's own results (pass, warn, fail).
+  description:
+    - The node's outcome, the worst of its GPUs' verdicts and of the node's own results (pass, warn, fail).
+    - For a log, the worst of its rows, a warning at least when the read is partial; null for a log without a row
+      (no evidence is not a pass).
   returned: always
   type: str
   sample: fail
 lacking_evidence:
   description: The GPUs on which no test but DCGM's deployment checks ran (every test skipped).
-  returned: always
+  returned: when O(format) is dcgm-diag-json or dcgm-diag-text
   type: list
   elements: int
   sample: [5]
 missing:
   description: The GPUs expected (O(gpus)) but absent from the output.
-  returned: always
+  returned: when O(format) is dcgm-diag-json or dcgm-diag-text
   type: list
   elements: int
   sample: []
 runtime_error:
   description: DCGM's message when the diagnostic did not run (its C(runtime_error)); null otherwise.
-  returned: always
+  returned: when O(format) is dcgm-diag-json or dcgm-diag-text
   type: str
   sample: null
 """
@@ -149,8 +193,11 @@ SPEC = {
     "argument_spec": {
         **auth_argument_spec(),  # accepted for the action group's module_defaults, ignored
         "path": {"type": "path", "required": True},
-        "format": {"type": "str", "required": True, "choices": ["dcgm-diag-json", "dcgm-diag-text"]},
+        "format": {"type": "str", "required": True,
+                   "choices": ["dcgm-diag-json", "dcgm-diag-text", "nccl-tests", "training"]},
         "node": {"type": "str", "default": ""},
+        "profile": {"type": "str"},
+        "test_type": {"type": "str", "default": ""},
         "gpus": {"type": "int"},
         "skip_is_failure": {"type": "bool", "default": False},
     },

@@ -84,10 +84,16 @@ def test_every_module_returns_what_it_documents(sim, crds, namespace: str, tmp_p
         "node": "gpu-node-000", "gpus": 8})
     dcgm_json = run("evidence_check", {"path": str(dcgm / "dcgm3x-r3-json-1gpu-t4-virtualclient.json"),
                                        "format": "dcgm-diag-json"})
+    nccl_rows = run("evidence_check", {"path": str(logs / "nccl" / "015-k8s-pods-roce-nccl-debug-info.log"),
+                                       "format": "nccl-tests", "node": "group-1"})
+    training_rows = run("evidence_check", {"path": str(logs / "training" / "002-mlm-2025-rtx4090-2node-tflops.log"),
+                                           "format": "training"})
     spec = run("catalog_info", {"domain": "communication", "variant": "nccl-all-reduce",
                                 "options": {"gpuArchitecture": "gb200"}})
     assert spec["spec"]["jobTemplate"], "catalog_info built no WorkflowSpec"
     problems = [p for (module, check_mode), result in results.items() for p in check(module, result, check_mode)]
     problems += check("catalog_info", spec) + check("log_check", goodput) + check("evidence_check", dcgm_json)
+    problems += check("evidence_check", nccl_rows) + check("evidence_check", training_rows)
+    assert len(nccl_rows["rows"]) == 22 and training_rows["rows"], "evidence_check read no log rows"
     assert problems == [], "\n".join(problems)
     assert done["phase"] == "Succeeded" and results[("workflow_run", False)]["phase"] == "Succeeded"

@@ -35,7 +35,7 @@ def test_a_failing_gpu_is_named_with_dcgms_message_and_every_return_is_documente
                                               "detail": f"{MEMORY_MESSAGE} (DCGM error 12)"}]
     assert {r["node"] for r in result["rows"]} == {"gpu-node-07"}
     documented = yaml.safe_load(re.search(r'RETURN = r"""(.*?)"""', Path(stub.__file__).read_text(), re.S).group(1))
-    assert set(result) - {"changed", "invocation"} == set(documented)
+    assert set(result) - {"changed", "invocation"} == set(documented) - {"profile"}   # profile: a log's
 
 
 def test_a_pasted_table_with_every_test_skipped_warns_or_fails_with_the_option(run_action: Any) -> None:
@@ -60,3 +60,37 @@ def test_bad_inputs_end_in_one_line_naming_the_option(tmp_path: Path, run_action
     assert result["failed"] is True and result["msg"].endswith("line 1: cannot read '{' as a row of the dcgmi diag table")
     result = run_action("evidence_check", {"path": str(tmp_path / "gone.txt"), "format": "dcgm-diag-text"})
     assert result["failed"] is True and result["msg"] == f"path: cannot read {tmp_path / 'gone.txt'}: No such file or directory"
+
+
+LOGS = Path(__file__).resolve().parents[1] / "engine" / "data"
+
+
+def test_a_saved_nccl_tests_log_gives_a_row_per_size_and_every_documented_return(run_action: Any) -> None:
+    path = LOGS / "nccl_logs" / "t23-v2.18.5-allreduce-impossible-busbw-ratio.log"
+    result = run_action("evidence_check", {"path": str(path), "format": "nccl-tests", "node": "group-3",
+                                           "test_type": "all_reduce"}, check_mode=True)
+    assert result.get("failed") is not True, result
+    assert (result["profile"], result["outcome"]) == ("nccl-bandwidth", "warn")   # a refused line: warn, partial
+    assert result["partial"].startswith("all_reduce: 1 result line(s) refused")
+    assert {(r["node"], r["component"], r["test"]) for r in result["rows"]} == {("group-3", "group", "all_reduce")}
+    returns = yaml.safe_load(re.search(r'RETURN = r"""(.*?)"""', Path(stub.__file__).read_text(), re.S).group(1))
+    logs = ("always", "when O(format) is nccl-tests or training")
+    always = {key for key, doc in returns.items() if doc["returned"] in logs}
+    assert set(result) - {"changed", "invocation"} == always
+
+
+def test_a_training_log_is_read_with_the_profile_that_reads_it(run_action: Any) -> None:
+    path = LOGS / "real_logs" / "training" / "008-nemo2-training-epoch-iteration.log"
+    result = run_action("evidence_check", {"path": str(path), "format": "training"})
+    assert (result["profile"], result["outcome"], result["partial"]) == ("nemo-4-training", "pass", None)
+    assert [r["index"] for r in result["rows"]] == [120, 121, 122, 123, 124, 125]
+    named = run_action("evidence_check", {"path": str(path), "format": "training", "profile": "megatron-training"})
+    assert (named["rows"], named["outcome"]) == ([], None)   # no step read: no evidence, not a pass
+
+
+def test_a_profile_that_cannot_read_the_format_is_refused_in_one_line(run_action: Any) -> None:
+    path = LOGS / "real_logs" / "training" / "008-nemo2-training-epoch-iteration.log"
+    result = run_action("evidence_check", {"path": str(path), "format": "nccl-tests", "profile": "nemo-4-training"})
+    assert result["failed"] is True and result["msg"] == (
+        "profile: no built-in LogProfile named 'nemo-4-training' reads nccl-tests logs (those that do: "
+        "nccl-bandwidth, nccl-loopback)")

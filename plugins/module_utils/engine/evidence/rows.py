@@ -7,7 +7,7 @@ so, and a partial read is the reader's to record, never a row of zeros.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 COMPONENTS = ("gpu", "link", "group", "step")
@@ -41,8 +41,10 @@ class Row:
     attempt: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The row as JSON-ready data (the field order of ROW_SCHEMA)."""
-        return asdict(self)
+        """The row as JSON-ready data (the field order of ROW_SCHEMA). Every field is a scalar, so a copy of the
+        instance's fields (set in field order by __init__) is what dataclasses.asdict gives, 30 times faster: a
+        fleet's burn-in writes millions of rows (bench/evidence.py)."""
+        return dict(self.__dict__)
 
 
 def sort_key(row: Row) -> tuple[Any, ...]:

@@ -69,7 +69,7 @@ class Restore:
 @dataclass
 class GoodputWindow:
     steps: list[Step] = field(default_factory=list)
-    """The last MAX_STEPS kept steps, in log order."""
+    """The last MAX_STEPS kept steps (or as many as `parse` was asked to keep), in log order."""
     first_step: Step | None = None
     last_step: Step | None = None
     application_start_time: datetime | None = None
@@ -129,8 +129,10 @@ def updates(text: str) -> Iterator[tuple[datetime | None, str]]:
 class _Reader:
     """One window's pass over the lines, in the order §1.3 tries the patterns."""
 
-    def __init__(self, parser: GoodputParser, warmup_base: int | None, pending_save: PendingSave | None) -> None:
+    def __init__(self, parser: GoodputParser, warmup_base: int | None, pending_save: PendingSave | None,
+                 keep: int | None) -> None:
         self.parser = parser
+        self.keep = keep
         self.out = GoodputWindow(log_interval=parser.log_interval, warmup_base=warmup_base, pending_save=pending_save)
         self.warmup_pending = warmup_base is None
         self.save_index: int | None = None  # the checkpoint the last save line completed, until its done line
@@ -193,7 +195,9 @@ class _Reader:
         step = Step(global_step=global_step, step_timing=pattern.seconds(match, "stepTiming") or elapsed,
                     elapsed=elapsed, epoch=_int(match, "epoch"), loss=_float(match, "loss"),
                     tflops=_float(match, "tflops"), warmup=warmup, ts=when)
-        self.out.steps = [*self.out.steps[-(MAX_STEPS - 1):], step]
+        self.out.steps.append(step)
+        if self.keep is not None and len(self.out.steps) > self.keep:
+            del self.out.steps[0]
         self.out.first_step = self.out.first_step or step
         self.out.last_step = step
 
@@ -289,11 +293,12 @@ class GoodputParser:
                    spec.get("logInterval") or 0)
 
     def parse(self, text: str, warmup_base: int | None = None,
-              pending_save: PendingSave | None = None) -> GoodputWindow:
+              pending_save: PendingSave | None = None, keep: int | None = MAX_STEPS) -> GoodputWindow:
         """One window. `warmup_base` is the step warmup counts from when the window has no start or restore
         (the persisted warmupBaseStep); None lets the window's first kept step be it. `pending_save` is the
-        previous window's open save, so a done line in this one is timed from it."""
-        reader = _Reader(self, warmup_base, pending_save)
+        previous window's open save, so a done line in this one is timed from it. `keep`: the last steps kept
+        (None: every step, as the evidence rows want them)."""
+        reader = _Reader(self, warmup_base, pending_save, keep)
         for prefix, line in updates(text):
             reader.read(prefix, line)
         return reader.out

@@ -45,6 +45,9 @@ class NcclParse:
     withheld: str = ""
     """Why the measured test's rows give no figure although some were kept (a table refused rows of larger sizes
     than those it kept; `rows` is then empty), or ""."""
+    chosen: list[Table] = field(default_factory=list)
+    """The measured test's tables, in log order (its rows and refused lines, table by table: the evidence rows'
+    source)."""
 
 
 def strip_prefix(line: str) -> str:
@@ -119,7 +122,7 @@ class NcclParser:
                 _read_other(stream, line, tables)
         for table in tables:
             table.finish()
-        return _select(tables, test_type, sorted(transports), mnnvl)
+        return select(tables, test_type, sorted(transports), mnnvl)
 
 
 def _read_other(stream: _Stream, line: str, tables: list[Table]) -> None:
@@ -149,10 +152,10 @@ def _read_other(stream: _Stream, line: str, tables: list[Table]) -> None:
         stream.ranks, stream.table = None, None
 
 
-def _select(tables: list[Table], test_type: str, transports: list[str], mnnvl: Mnnvl) -> NcclParse:
+def select(tables: list[Table], test_type: str, transports: list[str], mnnvl: Mnnvl) -> NcclParse:
     """The tables of the test asked for: those named for its collective; else, when the log names none, every
     table. With no collective asked for and several tests in the log, none (a figure of one collective must
-    never be read as another's)."""
+    never be read as another's). Pure: a parse's tables can be selected again for another test."""
     tables = [t for t in tables if t.proposed or t.fragments]
     named = sorted({t.collective for t in tables if t.collective})
     wanted = collective_of(test_type)
@@ -169,7 +172,7 @@ def _select(tables: list[Table], test_type: str, transports: list[str], mnnvl: M
     rows = [] if withheld else [row for t in chosen for row in t.rows]
     return NcclParse(rows, transports, tables, measured, [n for n in named if n != measured],
                      [r for t in chosen for r in t.refused], [t.avg_problem for t in chosen if t.avg_problem], mnnvl,
-                     withheld)
+                     withheld, chosen)
 
 
 def aggregate(results: list[dict[str, Any]], rows: list[NcclRow]) -> list[dict[str, Any]]:

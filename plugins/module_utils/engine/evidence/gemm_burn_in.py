@@ -1,0 +1,181 @@
+"""The GEMM burn-in harness's output (docs/gemm-burn-in-output.md), read strictly into one row per GPU per window.
+
+The harness (issue 41) prints a `begin` record, then per window one `window` record per GPU, then an `end` record,
+each a line starting `gemm-burn-in/1` (after the kubelet's stamp, when the log has one) with its fields as
+`key=value` in a fixed order. Lines without the marker are not the harness's (CUDA banners, warnings) and are left
+alone. A marked line that does not read as its record, field by field, is refused and counted, never guessed; so
+is a window record that goes back in time, repeats a GPU, names a GPU the begin record does not have, or gives a
+GPU another UUID than before. Rows lost are a partial read: refused lines, no begin or end record (the log starts
+late or ends early), a window short of GPUs, an end record whose window count is not the windows read.
+
+A row: component `gpu`, the GPU's index and UUID, test `gemm`, metric `tflops` (the window's mean, TFLOPS),
+`sample` the window, `time` its start; `detail` the NVML fields as the harness printed them (SM clock, power draw
+and limit, temperature, throttle reasons, XIDs, the result check), one row rather than six: a 30-minute run of a
+1,000-node fleet is already 14.4 M rows at one window a second. The outcome judges what one window shows alone: a
+wrong result, an XID or a hardware throttle reason (slowdown, thermal, power brake) fail; everything that needs
+the series (warm-up, the floors, the node median, degradation) is issue 41's verdict over these rows.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .rows import Row, sorted_rows
+
+MARKER = "gemm-burn-in/1"
+TEST = "gemm"
+_NUMBER = r"\d+(?:\.\d+)?"
+_TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z"
+# NVML's clock event (throttle) reasons as the harness names them (nvmlClocksEventReason*, docs table).
+THROTTLE = ("applications_clocks", "display_clocks", "gpu_idle", "hw_power_brake", "hw_slowdown", "hw_thermal",
+            "sw_power_cap", "sw_thermal", "sync_boost")
+FAULTS = frozenset(("hw_slowdown", "hw_thermal", "hw_power_brake"))   # a software power cap alone is no fault
+BEGIN = (("gpus", r"[1-9]\d*"), ("dtype", r"bf16|fp16|fp8|tf32"), ("m", r"[1-9]\d*"), ("n", r"[1-9]\d*"),
+         ("k", r"[1-9]\d*"), ("window_s", _NUMBER), ("warmup_s", _NUMBER))
+WINDOW = (("w", r"\d+"), ("time", _TIME), ("gpu", r"\d+"), ("uuid", r"GPU-[0-9a-fA-F-]+"), ("tflops", _NUMBER),
+          ("sm_mhz", r"\d+"), ("power_w", _NUMBER), ("power_limit_w", _NUMBER), ("temp_c", r"-?\d+"),
+          ("throttle", r"none|[a-z_]+(?:,[a-z_]+)*"), ("xid", r"none|\d+(?:,\d+)*"), ("check", r"ok|wrong"))
+END = (("windows", r"\d+"),)
+RECORDS = {"begin": BEGIN, "window": WINDOW, "end": END}
+_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) ", re.ASCII)
+
+
+def _record(fields: tuple[tuple[str, str], ...]) -> re.Pattern[str]:
+    return re.compile(" ".join(f"{key}=({pattern})" for key, pattern in fields), re.ASCII)
+
+
+_REGEX = {kind: _record(fields) for kind, fields in RECORDS.items()}
+
+
+def why_not(kind: str, text: str) -> str:
+    """The first field of a `kind` record that `text` (the line after `<marker> <kind> `) does not give right."""
+    words = text.split(" ")
+    for position, (key, pattern) in enumerate(RECORDS[kind]):
+        if position >= len(words):
+            return f"{key} is missing"
+        name, equals, value = words[position].partition("=")
+        if name != key or not equals:
+            return f"{words[position]!r} is not {key}=..."
+        if not re.fullmatch(pattern, value, re.ASCII):
+            return f"{key}={value!r} is not {pattern}"
+    return f"{' '.join(words[len(RECORDS[kind]):])!r} follows the last field"
+
+
+@dataclass
+class GemmReader:
+    """One node's harness log, line by line: `read` gives the row a line makes (None for any other line), `finish`
+    why the read is partial. Holds the GPUs' UUIDs and the window being read, never the rows."""
+
+    node: str
+    gpus: int | None = None
+    begun: bool = False
+    ended: int | None = None
+    refused: int = 0
+    first_refused: str = ""
+    windows: int = 0
+    short: int = 0
+    first_short: str = ""
+    _window: int = -1
+    _seen: set[int] = field(default_factory=set)
+    _uuids: dict[int, str] = field(default_factory=dict)
+    _number: int = 0
+
+    def read(self, line: str) -> Row | None:
+        self._number += 1
+        start = line.find(MARKER)
+        if start < 0 or (start and not _STAMP.fullmatch(line, 0, start)):
+            return None
+        kind, _space, rest = line[start + len(MARKER) + 1:].rstrip("\r").partition(" ")
+        regex = _REGEX.get(kind)
+        match = regex.fullmatch(rest) if regex else None
+        if match is None:
+            return self._refuse(f"{kind!r} is no record (begin, window, end)" if regex is None else why_not(kind, rest))
+        if kind == "window":
+            return self._row(match, rest)
+        if kind == "begin":
+            if self.begun or self.windows:
+                return self._refuse("a begin record after the run began")
+            self.begun, self.gpus = True, int(match[1])
+        elif self.ended is not None:
+            return self._refuse("a second end record")
+        else:
+            self._close_window()
+            self.ended = int(match[1])
+        return None
+
+    def _row(self, match: re.Match[str], rest: str) -> Row | None:
+        window, gpu, uuid = int(match[1]), int(match[3]), match[4]
+        problem = self._out_of_place(window, gpu, uuid)
+        if problem:
+            return self._refuse(problem)
+        reasons = match[10].split(",")
+        unknown = [r for r in reasons if r not in THROTTLE and r != "none"]
+        if unknown or ("none" in reasons and len(reasons) > 1):
+            return self._refuse(f"throttle={match[10]!r} names no NVML reason ({', '.join(THROTTLE)} or none)")
+        if window != self._window:
+            self._close_window()
+            self._window, self.windows = window, self.windows + 1
+        self._seen.add(gpu)
+        self._uuids.setdefault(gpu, uuid)
+        bad = match[12] == "wrong" or match[11] != "none" or not FAULTS.isdisjoint(reasons)
+        return Row(self.node, "gpu", gpu, uuid, TEST, "tflops", float(match[5]), "TFLOPS", "fail" if bad else "pass",
+                   rest[match.start(6) - len("sm_mhz="):], window, match[2])
+
+    def _out_of_place(self, window: int, gpu: int, uuid: str) -> str:
+        if self.ended is not None:
+            return "a window record after the end record"
+        if window < self._window:
+            return f"window {window} comes after window {self._window}"
+        if window == self._window and gpu in self._seen:
+            return f"GPU {gpu} is in window {window} twice"
+        if self.gpus is not None and gpu >= self.gpus:
+            return f"GPU {gpu} is not one of the {self.gpus} the begin record names"
+        known = self._uuids.get(gpu)
+        if known is not None and known != uuid:
+            return f"GPU {gpu} is {uuid} where it was {known} before"
+        return ""
+
+    def _refuse(self, why: str) -> Row | None:
+        """No row: the line is counted as refused (the first one's reason kept)."""
+        self.refused += 1
+        self.first_refused = self.first_refused or f"line {self._number}: {why}"
+        return None
+
+    def _close_window(self) -> None:
+        if self._window >= 0 and self.gpus is not None and len(self._seen) < self.gpus:
+            self.short += 1
+            self.first_short = self.first_short or f"window {self._window} has {len(self._seen)} of {self.gpus} GPUs"
+        self._seen = set()
+
+    def finish(self) -> str | None:
+        """Why the read lost rows ("; "-joined), None when it is whole."""
+        if self.ended is None:
+            self._close_window()
+        out = []
+        if self.refused:
+            out.append(f"{self.refused} line(s) refused (first: {self.first_refused})")
+        if not self.begun and (self.windows or self.ended is not None):
+            out.append("no begin record: the log starts after the run began")
+        if self.ended is None and (self.begun or self.windows):
+            out.append("no end record: the log ends before the run did")
+        elif self.ended is not None and self.ended != self.windows:
+            out.append(f"the end record counts {self.ended} windows where {self.windows} were read")
+        if self.short:
+            out.append(f"{self.short} window(s) short of GPUs (first: {self.first_short})")
+        return "; ".join(out) or None
+
+
+def read_lines(lines: Iterable[str], node: str) -> tuple[list[Row], str | None]:
+    """Every row of one node's harness lines, in the fixed order, and why the read is partial."""
+    reader = GemmReader(node)
+    out = [row for row in map(reader.read, lines) if row is not None]
+    return sorted_rows(out), reader.finish()
+
+
+def rows(log: str, *, job: dict[str, Any], node: str, group: str) -> tuple[list[Row], str | None]:
+    """The rows of one node's harness log (the signature of nccl_rows.rows; the rows' node is `node`: each GPU is
+    the node's, whatever its group)."""
+    del job, group  # the signature every row source shares (sources.py)
+    return read_lines(log.splitlines(), node)
