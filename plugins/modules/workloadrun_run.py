@@ -50,10 +50,9 @@ options:
     default: {}
   skip_is_failure:
     description:
-      - A node where C(dcgmi diag) exits 0 but a GPU lacks evidence (every test C(Skip), or an output that cannot
-        be read) fails with reason C(EvidenceLacking). By default it passes with a Warning event, and the lacking
-        evidence is kept in its evidence rows and seal (docs/evidence.md).
-      - A GPU the output names as failing fails its node whatever C(dcgmi) exited with.
+      - For a workload that runs C(dcgmi diag) (its evidence is read per GPU, docs/evidence.md), fail a node whose
+        GPU lacks evidence (every test C(Skip), or output that cannot be read) with reason C(EvidenceLacking),
+        although C(dcgmi) exited 0. Off, such a node passes and a Warning event names the GPU.
     type: bool
     default: false
   create_namespace:

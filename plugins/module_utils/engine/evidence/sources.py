@@ -36,13 +36,15 @@ def _dcgm_diag(words: list[str]) -> Optional[str]:  # noqa: UP045 - ansible-test
 
 # The dispatch table: a rule reads the trainer's words (command, then args) and names a format, or None.
 SOURCES: tuple[Callable[[list[str]], Optional[str]], ...] = (_dcgm_diag,)  # noqa: UP045 - as above
-# A format's reader: (log text, options) -> the judged reading (dcgm_verdict.judge's shape).
+
+
 def _judged(read: Callable[[str], DiagReading]) -> Callable[[str, Options], Obj]:
     def reader(text: str, options: Options) -> Obj:
         return judge(read(text), options)
     return reader
 
 
+# A format's reader: (log text, options) -> the judged reading (dcgm_verdict.judge's shape).
 READERS: dict[str, Callable[[str, Options], Obj]] = {fmt: _judged(read) for fmt, read in FORMATS.items()}
 
 

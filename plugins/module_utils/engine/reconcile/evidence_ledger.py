@@ -158,8 +158,8 @@ def gate(world: JobWorld) -> Optional[Gate]:  # noqa: UP045 - as above
     if absent or wrong:
         lost = ", ".join(str(k) for k in sorted([*absent, *(_k(cm) for cm in wrong)]))
         why = now.partial or "the output read again gives other rows than the sealed ones"
-        seal = {**seal, "partial": _join(seal.get("partial"), f"shards {lost} of {len(seal.get('sha256') or [])} are "
-                                                             f"gone and cannot be written again: {why}")}
+        gone = f"shards {lost} of {len(seal.get('sha256') or [])} are gone and cannot be written again: {why}"
+        seal = {**seal, "partial": _join(seal.get("partial"), gone)}
     elif not same and not seal.get("partial"):
         # The verdict below rests on this read; the sealed rows are what was kept: say that they differ.
         seal = {**seal, "partial": "the output read again gives other rows than the sealed ones"}

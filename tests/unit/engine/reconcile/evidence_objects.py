@@ -6,7 +6,6 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.evidence import shards
 from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile.world import JobWorld
 from tests.unit.engine.evidence.dcgm_docs import MEMORY_MESSAGE, V4_TESTS, all_tests, v4
 

@@ -42,8 +42,8 @@ def test_no_job_with_a_reader_has_no_evidence():
 
 
 def test_sums_over_the_seals_final_once_terminal():
-    live = {"a": named("a", seal(32, 1)), "b": named("b", seal(0, 0, partial="pod p: the log is empty"),
-                                                       group="group-1")}
+    empty = seal(0, 0, partial="pod p: the log is empty")
+    live = {"a": named("a", seal(32, 1)), "b": named("b", empty, group="group-1")}
     running = totals(status(), live, False, [])
     assert running == {"rows": 32, "shards": 1, "jobs": 2, "truncated": 0, "partial": ["b: pod p: the log is empty"]}
     assert totals(status(), live, True, []) == {**running, "final": True}
