@@ -161,8 +161,9 @@ def gate(world: JobWorld) -> Optional[Gate]:  # noqa: UP045 - as above
         gone = f"shards {lost} of {len(seal.get('sha256') or [])} are gone and cannot be written again: {why}"
         seal = {**seal, "partial": _join(seal.get("partial"), gone)}
     elif not same and not seal.get("partial"):
-        # The verdict below rests on this read; the sealed rows are what was kept: say that they differ.
-        seal = {**seal, "partial": "the output read again gives other rows than the sealed ones"}
+        # The verdict below rests on this read; the sealed rows are what was kept: say that they differ, and why.
+        seal = {**seal, "partial": f"the verdict rests on another read than the sealed rows: "
+                                   f"{now.partial or 'the output read again gives other rows'}"}
     return Gate(now, seal, None, deletes)
 
 

@@ -166,3 +166,12 @@ def test_the_engine_changes_nothing_of_its_world():
     before = copy.deepcopy(w)
     job_tier.reconcile(w)
     assert w == before
+
+
+def test_a_log_unreadable_at_the_end_leaves_the_shards_and_says_the_verdict_rests_on_another_read():
+    first, created = sealed(world(log=dcgm_log()))
+    done = ended(world(first, log=None, existing=created))
+    seal = done["status"]["evidence"]
+    assert (seal["rows"], seal["sha256"]) == (32, first["status"]["evidence"]["sha256"])
+    assert seal["partial"] == (f"the verdict rests on another read than the sealed rows: pod {POD} on node {NODE}: "
+                               "its log could not be read")
