@@ -90,6 +90,14 @@ options:
       - Extra labels for the Certification object.
     type: dict
     default: {}
+  skip_is_failure:
+    description:
+      - A node where C(dcgmi diag) exits 0 but a GPU lacks evidence (every test C(Skip), or an output that cannot
+        be read) fails with reason C(EvidenceLacking). By default it passes with a Warning event, and the lacking
+        evidence is kept in its evidence rows and seal (docs/evidence.md).
+      - A GPU the output names as failing fails its node whatever C(dcgmi) exited with.
+    type: bool
+    default: false
   create_namespace:
     description:
       - Create O(namespace) when it does not exist, once the inputs are checked (bad input creates nothing).
@@ -234,6 +242,7 @@ SPEC = {
         "options": {"type": "dict", "default": {}},
         "labels": {"type": "dict", "default": {}},
         "create_namespace": {"type": "bool", "default": False},
+        "skip_is_failure": {"type": "bool", "default": False},
         "input_names": {"type": "dict", "default": {}},
     },
 }

@@ -48,6 +48,13 @@ options:
       - Extra labels of the WorkloadRun.
     type: dict
     default: {}
+  skip_is_failure:
+    description:
+      - For a workload that runs C(dcgmi diag) (its evidence is read per GPU, docs/evidence.md), fail a node whose
+        GPU lacks evidence (every test C(Skip), or output that cannot be read) with reason C(EvidenceLacking),
+        although C(dcgmi) exited 0. Off, such a node passes and a Warning event names the GPU.
+    type: bool
+    default: false
   create_namespace:
     description:
       - Create O(namespace) when it does not exist.
@@ -171,6 +178,7 @@ SPEC = {
         "spec": {"type": "dict", "required": True},
         "labels": {"type": "dict", "default": {}},
         "create_namespace": {"type": "bool", "default": False},
+        "skip_is_failure": {"type": "bool", "default": False},
         "input_names": {"type": "dict", "default": {}},
     },
 }

@@ -170,9 +170,10 @@ class EngineAction(ActionBase):
         display.display(f"[{self.host}] {line}" if self.host else line)
 
     def run_options(self, args: dict[str, Any]) -> RunOptions:
-        """The shared run options (timeout, poll_interval, heartbeat) with this task's check and diff modes and
-        Ansible's display."""
+        """The shared run options (timeout, poll_interval, heartbeat; skip_is_failure where the face has it) with this
+        task's check and diff modes and Ansible's display."""
         return RunOptions(timeout=args["timeout"], poll_interval=args["poll_interval"], heartbeat=args["heartbeat"],
                           check_mode=bool(self._task.check_mode), diff=bool(self._task.diff), progress=self.show,
                           trace=display.v,
-                          alive=caller_alive(), warn=display.warning)
+                          alive=caller_alive(), warn=display.warning,
+                          skip_is_failure=bool(args.get("skip_is_failure", False)))

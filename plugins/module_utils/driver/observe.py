@@ -6,6 +6,7 @@ reconciled again. NVCRE maps a Node's events to Jobs through a pod nodeName inde
 """
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import Counter
@@ -27,6 +28,7 @@ from ..engine.api.vocabulary import (
     TRAINJOB,
     WORKFLOW,
 )
+from ..engine.evidence import shards
 from ..engine.plan import detect
 from ..engine.reconcile.measurement_pods import JOBSET_NAME
 from ..kube.rest import Kube
@@ -45,6 +47,7 @@ SETTLE_GROUPS = 16
 MAX_SETTLE = 0.3
 # Label-selector operators the API accepts in a list's labelSelector (Gt/Lt exist only in node affinity).
 SELECTOR_OPERATORS = {"In": "in", "NotIn": "notin"}
+SHARD_NAME = re.compile(r"^(.+)-evidence-\d+-\d+$")
 
 
 def settle(running: int) -> float:
@@ -163,7 +166,11 @@ class Observer:
             Informer(self.kube, "v1", "Node", labels=node_selector(workflow.get("spec") or {}), trim=trim_node,
                      changed=self._changed),
             *(Informer(self.kube, API_VERSION, kind, ns, by_workflow, changed=self._changed)
-              for kind in MEASUREMENT_KINDS)]
+              for kind in MEASUREMENT_KINDS),
+            # The evidence shards, metadata only (a Job's ledger reads their names and sha256 annotations; their rows
+            # are for the bundle, read once at the end): hundreds of KiB each would otherwise sit in memory.
+            Informer(self.kube, "v1", "ConfigMap", ns, f"{shards.SELECTOR},{shards.LABEL_WORKFLOW}={self.name}",
+                     trim=trim_metadata, metadata_only=True, changed=self._changed)]
         self.informers.update(((i.api_version, i.kind), i) for i in informers)
         uid = _meta(workflow).get("uid", "")
         self.results = {cm: Informer(self.kube, "v1", "ConfigMap", ns, fields=f"metadata.name={cm}")
@@ -219,6 +226,13 @@ class Observer:
     def node_results(self) -> dict[str, Obj]:
         """The succeeded/failed node ConfigMaps that exist, by name."""
         return {name: cm for name, informer in self.results.items() if (cm := informer.get(name)) is not None}
+
+    def shards(self) -> dict[str, dict[str, Obj]]:
+        """Job -> its evidence shard ConfigMaps (metadata only), by name."""
+        out: dict[str, dict[str, Obj]] = {}
+        for name, cm in self.items("v1", "ConfigMap").items():
+            out.setdefault(str((_meta(cm).get("labels") or {}).get(shards.LABEL_JOB, "")), {})[name] = cm
+        return out
 
     def pods(self) -> dict[str, list[Obj]]:
         """Job -> its pods as NVCRE's Job controller finds them, by the Job's label (the workers), by name (the lists
@@ -295,6 +309,9 @@ class Observer:
                 with self._wake:
                     jobs |= set(self._node_jobs.get(name, ()))
                     self._node_list = None
+            elif kind == "ConfigMap":  # an evidence shard: `<job>-evidence-<attempt>-<k>`
+                if found := SHARD_NAME.match(name):
+                    jobs.add(found[1])
             elif kind in MEASUREMENT_KINDS:
                 measurements.add(name)
                 obj = self.informers[(API_VERSION, kind)].get(name) or {}
@@ -304,7 +321,7 @@ class Observer:
             self._changes.jobs |= jobs
             self._changes.measurements |= measurements
             self._changes.any = True
-            self._changes.workflow |= kind != "Node"
+            self._changes.workflow |= kind not in ("Node", "ConfigMap")
             self._wake.notify_all()
 
     def _pod_jobs(self, name: str) -> set[str]:

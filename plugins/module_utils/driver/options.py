@@ -29,6 +29,7 @@ class RunOptions:
     trace: Callable[[str], None] | None = None
     alive: Callable[[], bool] | None = None  # asked before every write; False stops the run (the caller is gone)
     warn: Callable[[str], None] = _quiet
+    skip_is_failure: bool = False  # a GPU whose every DCGM test was skipped fails its node (else a warning)
 
     def __post_init__(self) -> None:
         if self.timeout <= 0:

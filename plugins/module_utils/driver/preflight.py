@@ -67,7 +67,7 @@ WORKFLOW_PERMISSIONS = (
     Permission(TRAINER_GROUP, "trainjobs", ("get", "list", "watch", "create", "delete")),
     Permission("", "pods", ("list", "watch")),
     Permission("", "pods", ("get",), "log"),
-    Permission("", "configmaps", ("get", "list", "watch", "create", "update")),
+    Permission("", "configmaps", ("get", "list", "watch", "create", "update", "delete")),  # delete: evidence shards
     Permission("", "events", ("create",)),
     Permission("", "nodes", ("list", "watch"), cluster=True),
 )

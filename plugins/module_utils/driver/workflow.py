@@ -68,7 +68,7 @@ class WorkflowLoop:
         self.writes = 0
         self._writes_lock = threading.Lock()  # Job and measurement passes run concurrently
         self.observer = Observer(kube, namespace, name)
-        self.worlds = Worlds(kube, namespace, self.observer)
+        self.worlds = Worlds(kube, namespace, self.observer, options.skip_is_failure)
         self.schedule = Schedule()
         self.passes = (measurements.BandwidthPass(kube, namespace, self.observer.log_profile),
                        measurements.GoodputPass(kube, namespace, self.observer.log_profile))
@@ -198,6 +198,7 @@ class WorkflowLoop:
 
     def _job_lead(self, jw: JobWorld) -> Led:
         """The Job tier's Step for one Job, and its leading creates executed (the first wave)."""
+        jw = self.worlds.evidence_logs(jw)  # in the pool's thread: many Jobs ending together read in parallel
         step = job_tier.reconcile(jw)
         lead = next((i for i, action in enumerate(step.actions) if not isinstance(action, Create)), len(step.actions))
         first = self._apply(dataclasses.replace(step, actions=step.actions[:lead]), jw.job["metadata"]["name"]) \

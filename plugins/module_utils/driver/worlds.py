@@ -1,10 +1,11 @@
 """The worlds one Workflow pass hands the engine: the WorkflowWorld and a JobWorld per Job, built from the
 observer's caches (driver/observe.py) and the few reads the caches lack: a Node outside the watched selector, API
-discovery for the dependency kinds, the DRA fallback's ResourceSlices, failed containers' log tails, and the log
-tail of a Job that timed out.
+discovery for the dependency kinds, the DRA fallback's ResourceSlices, failed containers' log tails, the log
+tail of a Job that timed out, and the whole logs a Job's evidence steps read.
 """
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from typing import Any
 
@@ -12,8 +13,9 @@ from ..engine.api.actions import Ref
 from ..engine.api.objects import status_orchestration, terminal
 from ..engine.api.vocabulary import API_VERSION, JOB, TRAINER_API_VERSION, TRAINJOB
 from ..engine.plan import detect
-from ..engine.reconcile import attribution
+from ..engine.reconcile import attribution, evidence_ledger
 from ..engine.reconcile.world import JobWorld, WorkflowWorld
+from ..kube.errors import ApiError, Unreachable
 from ..kube.rest import ApiException, Kube
 from . import measurements
 from .observe import Observer
@@ -43,8 +45,9 @@ class Worlds:
     """One Workflow's worlds, pass after pass, and what the run remembers for them: the failureLogs read for
     timed-out Jobs (WorkflowWorld.timeout_logs) and the node-health verdicts (JobWorld.health)."""
 
-    def __init__(self, kube: Kube, namespace: str, observer: Observer) -> None:
+    def __init__(self, kube: Kube, namespace: str, observer: Observer, skip_is_failure: bool = False) -> None:
         self.kube, self.namespace, self.observer = kube, namespace, observer
+        self.skip_is_failure = skip_is_failure
         self.timeout_logs: dict[str, Obj] = {}  # Job name -> failureLog, read when it timed out
         self.health: dict[tuple[str, str], tuple[str, bool]] = {}
         # Every pod of each Job's workload, the MPI launcher included: measurements and timeouts read the launcher,
@@ -68,14 +71,31 @@ class Worlds:
         for m in found:
             by_job.setdefault(((m.get("spec") or {}).get("jobRef") or {}).get("name", ""), []).append(m)
         job_worlds = {}
+        shards = obs.shards() if jobs else {}
+        gpus = detect.required_gpus_per_node(wf.get("spec") or {}) or None
         for name, job in jobs.items():
             if wanted is not None and name not in wanted:
                 continue
             job_pods = pods.get(name, [])
             job_worlds[name] = JobWorld(
                 job, workloads.get(f"{name}-workload"), job_pods, self._pod_nodes(job_pods),
-                self._logs(job, job_pods), by_job.get(name, []), self.health, now=now)
+                self._logs(job, job_pods), by_job.get(name, []), self.health, now=now, shards=shards.get(name, {}),
+                gpus_per_node=gpus, skip_is_failure=self.skip_is_failure)
         return world, job_worlds
+
+    def evidence_logs(self, world: JobWorld) -> JobWorld:
+        """`world` with the whole logs its evidence steps read on this pass (evidence_ledger.needs_log), each None
+        when it cannot be read (a partial read, which the seal records); the same world when it needs none."""
+        wanted = evidence_ledger.needs_log(world)
+        if not wanted:
+            return world
+        logs: dict[str, str | None] = {}
+        for pod, container in wanted:
+            try:
+                logs[f"{pod}/{container}"] = self.kube.pod_log(self.namespace, pod, container)
+            except (ApiError, Unreachable):
+                logs[f"{pod}/{container}"] = None
+        return dataclasses.replace(world, evidence_logs=logs)
 
     def measurements(self) -> list[Obj]:
         """The Workflow's measurements, every kind, each kind by name."""

@@ -187,3 +187,17 @@ def test_the_launcher_is_a_workload_pod_but_not_one_of_the_jobs_labelled_pods():
         "j-workload-launcher-0-0", "j-workload-node-0-0"]
     obs.record({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2", "resourceVersion": "7"}})
     assert obs.take().jobs == {"j"}  # the launcher's node reaches its Job
+
+
+def test_a_shard_write_is_kept_without_its_rows_and_wakes_its_job_not_the_workflow_tier():
+    obs = observer()
+    obs.informers[("v1", "ConfigMap")] = Informer(None, "v1", "ConfigMap", "ns", trim=observe.trim_metadata,  # type: ignore[arg-type]
+                                                  metadata_only=True, changed=obs._changed)
+    shard = {"apiVersion": "v1", "kind": "ConfigMap", "binaryData": {"rows.ndjson.gz": "H4sI"},
+             "metadata": {"name": "wf-g-iter-1-evidence-2-1", "namespace": "ns", "resourceVersion": "9",
+                          "labels": {"cre.certification/job": "wf-g-iter-1"}}}
+    obs.record(shard)
+    changes = obs.take()
+    assert changes.jobs == {"wf-g-iter-1"} and changes.any and not changes.workflow
+    kept = obs.shards()["wf-g-iter-1"]["wf-g-iter-1-evidence-2-1"]
+    assert "binaryData" not in kept and kept["metadata"]["labels"] == shard["metadata"]["labels"]

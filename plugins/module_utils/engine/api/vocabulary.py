@@ -86,6 +86,7 @@ WORKLOAD_SCHEDULING_BLOCKED = "WorkloadSchedulingBlocked"
 HARDWARE_FAILURE_DETECTED = "HardwareFailureDetected"
 WORKLOAD_STALLED = "WorkloadStalled"
 WORKLOAD_RESTARTING = "WorkloadRestarting"
+EVIDENCE_LACKING = "EvidenceLacking"           # ours: the tool exited 0 but its output proves nothing about a GPU
 REGRESSION_DETECTED = "RegressionDetected"     # ours: a figure regressed against its baseline (enforced)
 GPU_ARCHITECTURE_DEFAULTS = "GPUArchitectureDefaults"  # Warning: an unlisted architecture sized on the 4/0 fallback
 

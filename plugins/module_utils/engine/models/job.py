@@ -148,7 +148,8 @@ class JobSpec(K8sModel):
 
 class FailedNode(K8sModel):
     name: str
-    reason: Literal["HardwareFailureDetected", "ThresholdViolation", "TransportMismatch", "WorkloadFailed"]
+    reason: Literal["EvidenceLacking", "HardwareFailureDetected", "ThresholdViolation", "TransportMismatch",
+                    "WorkloadFailed"]
     message: str | None = None
 
 
@@ -160,6 +161,22 @@ class FailureLog(K8sModel):
     tail: Annotated[str, StringConstraints(max_length=32768)] | None = None
 
 
+class JobEvidence(K8sModel):
+    """Ours (issue 40): the seal of a Job attempt's evidence rows, written before its first shard ConfigMap."""
+
+    attempt: Annotated[int, Field(ge=1)]
+    """The Job's launch: its retry label plus 1."""
+    rows: Annotated[int, Field(ge=0)]
+    """The rows the shards hold (0: the output named none; a partial read says so in `partial`)."""
+    shards: Annotated[int, Field(ge=0)]
+    sha256: list[str]
+    """Each shard's sha256, in shard order."""
+    truncated: list[AnyObject] | None = None
+    """The rows dropped for their size."""
+    partial: str | None = None
+    """Why rows were lost (an unreadable or empty output, shards gone): absent when the read was whole."""
+
+
 class JobStatus(K8sModel):
     conditions: Conditions | None = None
     failed_nodes: Annotated[list[FailedNode], Field(json_schema_extra=list_map("name", "reason"))] | None = None
@@ -169,6 +186,8 @@ class JobStatus(K8sModel):
     scheduling_resumed_time: Timestamp | None = None
     restart_count: Annotated[int, Field(ge=0)] | None = None
     failure_log: FailureLog | None = None
+    evidence: JobEvidence | None = None
+    """Ours: the seal of the evidence rows of the workload's output (absent: none read, or no reader)."""
 
 
 class Job(K8sModel):

@@ -294,6 +294,28 @@ class DependencyRef(K8sModel):
     iteration: int | None = None
 
 
+class EvidenceSums(K8sModel):
+    """Sums over Job seals."""
+
+    rows: Annotated[int, Field(ge=0)]
+    shards: Annotated[int, Field(ge=0)]
+    jobs: Annotated[int, Field(ge=0)]
+    """The Job attempts sealed."""
+    truncated: Annotated[int, Field(ge=0)]
+    """The rows dropped for their size."""
+    partial: list[str] | None = None
+    """`<job>: why` for every Job whose rows were lost, or that ran and has no seal."""
+
+
+class WorkflowEvidence(EvidenceSums):
+    """Ours (issue 40): the evidence totals of every Job that ran, and whether they are final."""
+
+    final: bool | None = None
+    """True once the Workflow is terminal and every Job that ran is sealed."""
+    earlier_iterations: EvidenceSums | None = None
+    """The part of the totals from Jobs of completed iterations (deleted when the next iteration starts)."""
+
+
 class WorkflowStatus(K8sModel):
     conditions: Conditions | None = None
     namespace: str | None = None
@@ -303,6 +325,7 @@ class WorkflowStatus(K8sModel):
     orchestration: OrchestrationStatus | None = None
     node_results: AnyObject | None = None
     domain_results: AnyObject | None = None
+    evidence: WorkflowEvidence | None = None
 
 
 class Workflow(K8sModel):

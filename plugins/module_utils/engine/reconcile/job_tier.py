@@ -27,6 +27,7 @@ from ..api.objects import (
     true_type,
 )
 from ..api.vocabulary import (
+    EVIDENCE_LACKING,
     FAILED,
     HARDWARE_FAILED,
     HARDWARE_FAILURE_DETECTED,
@@ -42,7 +43,7 @@ from ..api.vocabulary import (
 )
 from ..models.job import DEFAULT_SCHEDULING_STALL_GRACE_SECONDS
 from ..plan import workload
-from . import attribution, health, job_measurements, job_stall, job_validation
+from . import attribution, evidence_blame, evidence_ledger, health, job_measurements, job_stall, job_validation
 from .measurement import status_write
 from .world import JobWorld
 
@@ -80,34 +81,64 @@ def reconcile(world: JobWorld) -> Step:
     else:
         if not ref.get("uid"):
             new["workloadRef"] = {**ref, "uid": live["metadata"].get("uid", "")}
-        phase, message = workload.status(live)
-        if phase == workload.SUCCEEDED:
-            outcome = (SUCCEEDED, WORKLOAD_COMPLETED, f"Workload {attempt} completed successfully")
-        elif phase == workload.FAILED:
-            outcome = (FAILED, WORKLOAD_FAILED, f"Workload {attempt} failed: {message}")
-        elif phase == workload.PENDING:
-            suffix = f": {message}" if message else ""
-            outcome = (IN_PROGRESS, WORKLOAD_PENDING, f"Workload {attempt} is pending{suffix}")
-        else:
-            outcome, requeue = _running(world, new, attempt, now)
-            if outcome[1] == WORKLOAD_RUNNING:
-                stall = job_stall.stalled(job, world.measurements, parse_time(new.get("workloadStartTime")), now)
-                if stall:
-                    outcome, requeue = (FAILED, WORKLOAD_STALLED, stall), None
-                    if "workloadStartTime" not in status:  # first seen on this pass: not persisted
-                        new.pop("workloadStartTime", None)
+        outcome, requeue = _judge_workload(world, live, new, attempt)
 
     _check_health(world, new, now)
     if outcome[0] == FAILED and job_stall.can_restart(job, world.measurements):
         return _restart(world, new, live, now)
+    blamed = _evidence(world, new, outcome, attempt)
+    if isinstance(blamed, Step):
+        return blamed  # the seal and its shards first: the Job ends only once they all exist
+    outcome, messages, after = blamed
     if outcome[0] == FAILED:
-        _attribute_failure(world, new, outcome[2])
+        _attribute_failure(world, new, outcome[2], messages)
     set_exclusive(new, *outcome, _generation(job), now)
     if outcome[0] == SUCCEEDED:
         requeue = job_validation.check(job, new, world.measurements, world.pods, now)
     creates = _measurements(world) if live is not None else []
-    return Step(creates + _write(job, new), requeue_after=requeue,
+    return Step(creates + _write(job, new) + after, requeue_after=requeue,
                 terminal=outcome[0] != IN_PROGRESS and requeue is None)
+
+
+Outcome = tuple[str, str, str]
+
+
+def _judge_workload(world: JobWorld, live: Obj, new: Obj, attempt: str) -> tuple[Outcome, float | None]:
+    """The outcome the live workload gives (and when to look again): ended, pending, running or stalled."""
+    phase, message = workload.status(live)
+    if phase == workload.SUCCEEDED:
+        return (SUCCEEDED, WORKLOAD_COMPLETED, f"Workload {attempt} completed successfully"), None
+    if phase == workload.FAILED:
+        return (FAILED, WORKLOAD_FAILED, f"Workload {attempt} failed: {message}"), None
+    if phase == workload.PENDING:
+        suffix = f": {message}" if message else ""
+        return (IN_PROGRESS, WORKLOAD_PENDING, f"Workload {attempt} is pending{suffix}"), None
+    outcome, requeue = _running(world, new, attempt, world.now)
+    if outcome[1] == WORKLOAD_RUNNING:
+        stall = job_stall.stalled(world.job, world.measurements, parse_time(new.get("workloadStartTime")), world.now)
+        if stall:
+            if "workloadStartTime" not in (world.job.get("status") or {}):  # first seen on this pass: not persisted
+                new.pop("workloadStartTime", None)
+            return (FAILED, WORKLOAD_STALLED, stall), None
+    return outcome, requeue
+
+
+def _evidence(world: JobWorld, new: Obj, outcome: Outcome, attempt: str
+              ) -> Step | tuple[Outcome, dict[str, str], list[Action]]:
+    """The evidence steps of a workload that is over (evidence_ledger; not a stall): the Step still to run
+    before the Job may end, or the outcome its evidence gives with each node's message and the actions after the
+    terminal write (the losing attempt's shards deleted, the lacking-evidence warnings)."""
+    evidence = evidence_ledger.gate(world) if evidence_ledger.over(world) else None
+    if evidence is None:
+        return outcome, {}, []
+    if evidence.step is not None:
+        return evidence.step
+    new["evidence"] = evidence.seal
+    blamed = evidence_blame.blame(evidence.read, outcome, attempt, world.skip_is_failure)
+    if blamed.entries:
+        new["failedNodes"] = attribution.merge_failed_nodes(new.get("failedNodes") or [], blamed.entries)
+    warnings = [Event(world.job, "Warning", EVIDENCE_LACKING, w) for w in blamed.warnings]
+    return blamed.outcome, blamed.messages, [*evidence.deletes, *warnings]
 
 
 def _restart(world: JobWorld, new: Obj, live: Obj | None, now: datetime) -> Step:
@@ -284,12 +315,14 @@ def _check_health(world: JobWorld, new: Obj, now: datetime) -> None:
         set_condition(new, HARDWARE_FAILED, True, HARDWARE_FAILURE_DETECTED, message, _generation(world.job), now)
 
 
-def _attribute_failure(world: JobWorld, new: Obj, message: str) -> None:
-    """Failed with nobody blamed yet: every group node gets WorkloadFailed; the failure log is kept always."""
+def _attribute_failure(world: JobWorld, new: Obj, message: str, messages: dict[str, str]) -> None:
+    """Failed with nobody blamed yet: every group node gets WorkloadFailed (with what its evidence names, in
+    `messages`, else `message`); the failure log is kept always."""
     if not new.get("failedNodes"):
         nodes = attribution.group_nodes(world.job, world.pods)
         new["failedNodes"] = attribution.merge_failed_nodes(
-            [], attribution.failed_entries(nodes, WORKLOAD_FAILED, message))
+            [], [entry for node in nodes
+                 for entry in attribution.failed_entries([node], WORKLOAD_FAILED, messages.get(node, message))])
         if not new["failedNodes"]:
             del new["failedNodes"]
     new.setdefault("failureLog", attribution.failure_log(world.pods, world.logs))

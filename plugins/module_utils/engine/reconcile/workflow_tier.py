@@ -261,6 +261,7 @@ class _Pass(WorkflowPoll):
         self.orch.setdefault("iterationHistory", []).append(
             {"iteration": int(self.orch.get("currentIteration") or 1), "groups": snapshot})
         done = [self.world.jobs[e["jobName"]] for e in snapshot if e.get("jobName") in self.world.jobs]
+        self.folding = done  # their evidence moves to earlierIterations in this write, before their deletes
         self.orch["currentIteration"] = completed + 1
         for group in groups:
             self.reset(group, retries=0)

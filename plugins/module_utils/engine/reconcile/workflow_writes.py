@@ -1,4 +1,5 @@
 """What one Workflow pass writes: the status it builds from the one it read, and its actions in order (§8.9).
+Every status write carries the evidence totals over its Jobs' seals (evidence_totals).
 
 At most one Workflow `UpdateStatus` per pass, carrying the resourceVersion as read, and only when the status
 changed: a lost or conflicting write is recomputed by the next pass from the same cluster state.
@@ -11,7 +12,8 @@ from typing import Any, Optional
 
 from ..api.actions import Action, Create, Delete, Event, Ref, Step, UpdateStatus
 from ..api.objects import json_copy, meta
-from ..api.vocabulary import FAILED
+from ..api.vocabulary import FAILED, SUCCEEDED
+from . import evidence_totals
 from .deadlines import Deadlines
 from .status import status_write
 from .world import WorkflowWorld
@@ -32,12 +34,16 @@ class WorkflowWrites:
         self.orch: Obj = self.status.setdefault("orchestration", {})
         self.actions: list[Action] = []
         self.deadlines = Deadlines(self.now)
+        self.folding: list[Obj] = []  # the Jobs this write moves to iterationHistory (their evidence is kept)
 
     def write(self, kind: str, reason: str, message: str, requeue: float | None, terminal: bool = False) -> Step:
         """The Step of this pass: its actions, then the status write when the status changed."""
         for key in ("totalNodes", "nodesPerJob", "totalGroups"):  # required once orchestration exists
             self.orch.setdefault(key, 0)
         requeue = self.deadlines.requeue(requeue)
+        evidence = evidence_totals.totals(self.status, self.world.jobs, kind in (SUCCEEDED, FAILED), self.folding)
+        if evidence is not None:
+            self.status["evidence"] = evidence
         candidate = json_copy(self.status)
         writes = status_write(self.workflow, candidate, kind, reason, message, self.now)
         if candidate != (self.workflow.get("status") or {}):

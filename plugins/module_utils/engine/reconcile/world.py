@@ -45,3 +45,10 @@ class JobWorld:
     # The run's memory of node-health verdicts, (expression, node) -> (the node's resourceVersion, flagged),
     # shared by its Jobs: a verdict changes only with the node. None: evaluate every time.
     health: dict[tuple[str, str], tuple[str, bool]] | None = None
+    # Evidence (issue 40, evidence_ledger): "<pod>/<container>" -> the whole log (None: it could not be read), read
+    # only for the targets `evidence_ledger.needs_log` names; the Job's shard ConfigMaps by name, metadata only; the
+    # GPUs each node's pod runs on (None: unknown); whether lacking evidence fails the node (skip_is_failure).
+    evidence_logs: dict[str, str | None] = field(default_factory=dict)
+    shards: dict[str, Obj] = field(default_factory=dict)
+    gpus_per_node: int | None = None
+    skip_is_failure: bool = False

@@ -41,6 +41,9 @@ REMEDIES: dict[str, tuple[str, str]] = {
                                  "network (NCCL_NET, the IB/EFA/TCPX plugin), then certify again."),
     v.WORKLOAD_FAILED: (HIGH, "Read the failure log of the node's pod (exit code, last lines) and check the node's GPU "
                               f"and network health, {_RECERTIFY}."),
+    v.EVIDENCE_LACKING: (HIGH, "Find why the diagnostic tested nothing on the GPUs named (every test skipped, or its "
+                               "output unreadable: the DCGM host engine, the GPU's driver, the run level), "
+                               f"{_RECERTIFY}."),
     v.WORKLOAD_STALLED: (HIGH, "Check the node for hung GPUs or NCCL (dmesg XID errors, nvidia-smi) and its "
                                f"storage and network, {_RECERTIFY}."),
     v.JOB_TIMED_OUT: (HIGH, "Check why the workload did not finish in time (a hung GPU or a slow link on its nodes) "

@@ -1,0 +1,103 @@
+"""Which reader a Job's workload output gets, and that output read into evidence rows (the cluster path).
+
+The reader is decided from the Job's spec alone, so a user's catalog entry or a WorkloadRun that runs `dcgmi diag`
+gets the same reading as ours: its trainer's `command` and `args` are matched against SOURCES, the first match
+wins. `dcgmi diag` with `--json`/`-j` is read as `dcgm-diag-json`, without as the table (`dcgm-diag-text`).
+Nothing else has a reader yet; the next readers (nccl-tests tables, training steps) join SOURCES and READERS.
+
+An output that cannot be read (an empty log, text that is not the format) is a partial read: no rows are made up
+for it, and the reason is kept, so the seal tells partial from zero.
+"""
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from .dcgm_results import DiagReading, UnreadableOutput
+from .dcgm_verdict import Options, judge
+from .evidence_check import FORMATS
+from .rows import Row, sorted_rows
+
+Obj = dict[str, Any]
+JSON_FLAGS = ("--json", "-j")
+
+
+def _dcgm_diag(words: list[str]) -> Optional[str]:  # noqa: UP045 - ansible-test's pylint reads module_utils as older Python
+    """`dcgmi diag ...` (also inside a shell's `-c` string): json or text by its flags; None when not DCGM's."""
+    tokens = [t for w in words for t in w.split()]
+    for i, token in enumerate(tokens[:-1]):
+        if posixpath.basename(token) == "dcgmi" and tokens[i + 1] == "diag":
+            rest = tokens[i + 2:]
+            return "dcgm-diag-json" if any(t in JSON_FLAGS for t in rest) else "dcgm-diag-text"
+    return None
+
+
+# The dispatch table: a rule reads the trainer's words (command, then args) and names a format, or None.
+SOURCES: tuple[Callable[[list[str]], Optional[str]], ...] = (_dcgm_diag,)  # noqa: UP045 - as above
+
+
+def _judged(read: Callable[[str], DiagReading]) -> Callable[[str, Options], Obj]:
+    def reader(text: str, options: Options) -> Obj:
+        return judge(read(text), options)
+    return reader
+
+
+# A format's reader: (log text, options) -> the judged reading (dcgm_verdict.judge's shape).
+READERS: dict[str, Callable[[str, Options], Obj]] = {fmt: _judged(read) for fmt, read in FORMATS.items()}
+
+
+def trainer_words(job: Obj) -> list[str]:
+    """The trainer's command and args of a Job's TrainJob workload ([] when it has none)."""
+    trainer = ((((job.get("spec") or {}).get("workload") or {}).get("trainJob") or {}).get("trainer")) or {}
+    return [str(w) for w in [*(trainer.get("command") or []), *(trainer.get("args") or [])]]
+
+
+def reader_of(job: Obj) -> Optional[str]:  # noqa: UP045 - as above
+    """The format a Job's workload output is read in, None when nothing reads it."""
+    words = trainer_words(job)
+    for rule in SOURCES:
+        fmt = rule(words)
+        if fmt is not None:
+            return fmt
+    return None
+
+
+@dataclass(frozen=True)
+class Labels:
+    """Where rows come from on the cluster path (Row.workflow/iteration/job/attempt)."""
+
+    workflow: str
+    iteration: int
+    job: str
+    attempt: int
+
+
+@dataclass
+class NodeReading:
+    """One pod's output read: its rows, the verdict (judge's dict; None for a partial read) and why it is partial."""
+
+    node: str
+    rows: list[Row] = field(default_factory=list)
+    verdict: Optional[Obj] = None  # noqa: UP045 - as above
+    partial: Optional[str] = None  # noqa: UP045 - as above
+
+
+def rows_of(fmt: str, log: Optional[str], node: str, expected_gpus: Optional[int],  # noqa: UP045 - as above
+            skip_is_failure: bool, labels: Labels, pod: str = "") -> NodeReading:
+    """The rows and verdict of one pod's log (`log` None: it could not be read), labelled with `labels`.
+    An empty or unreadable output is partial: no rows, a reason, no verdict (never a pass)."""
+    where = f"pod {pod} on node {node}" if pod else f"node {node}"
+    if log is None:
+        return NodeReading(node, partial=f"{where}: its log could not be read")
+    if not log.strip():
+        return NodeReading(node, partial=f"{where}: the log is empty, no {fmt} output to read")
+    try:
+        verdict = READERS[fmt](log, Options(node, expected_gpus, skip_is_failure))
+    except UnreadableOutput as err:
+        return NodeReading(node, partial=f"{where}: not {fmt} output: {err}")
+    extra = {"workflow": labels.workflow, "iteration": labels.iteration, "job": labels.job,
+             "attempt": labels.attempt}
+    rows = sorted_rows([Row(**{**row, **extra}) for row in verdict["rows"]])
+    return NodeReading(node, rows, verdict)
