@@ -66,7 +66,8 @@ def test_every_module_returns_what_it_documents(sim, crds, namespace: str, tmp_p
         ("workflow_run", True): run("workflow_run", {**auth, "name": workflow, "namespace": namespace}, "--check"),
         ("workflow_run", False): run("workflow_run", {**auth, "name": workflow, "namespace": namespace}),
         ("certification_results", False): run("certification_results", {
-            **auth, "certification": "returns", "namespace": namespace, "dest": str(tmp_path / "east")}),
+            **auth, "certification": "returns", "namespace": namespace, "dest": str(tmp_path / "east"),
+            "bundle_dir": str(tmp_path / "bundle")}),
         ("workflow_render", False): run("workflow_render", {
             "definition": planned["plan"][0]["workflow"], "platform": "aws", "gpu_architecture": "gb200",
             "node_count": 4}),
@@ -84,6 +85,7 @@ def test_every_module_returns_what_it_documents(sim, crds, namespace: str, tmp_p
         "node": "gpu-node-000", "gpus": 8})
     dcgm_json = run("evidence_check", {"path": str(dcgm / "dcgm3x-r3-json-1gpu-t4-virtualclient.json"),
                                        "format": "dcgm-diag-json"})
+    results[("bundle_read", False)] = run("bundle_read", {"path": str(tmp_path / "bundle")})
     spec = run("catalog_info", {"domain": "communication", "variant": "nccl-all-reduce",
                                 "options": {"gpuArchitecture": "gb200"}})
     assert spec["spec"]["jobTemplate"], "catalog_info built no WorkflowSpec"
