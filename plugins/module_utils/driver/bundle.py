@@ -150,9 +150,11 @@ def write_bundle(directory: Path, report: Obj, shards: Iterable[bytes], seals: O
 
 
 def _drop_stale_components(directory: Path, kept: set[str]) -> None:
-    """An earlier bundle's component file with no rows now would lie about this one."""
-    for path in (directory / COMPONENTS_DIR).glob("*.ndjson") if (directory / COMPONENTS_DIR).is_dir() else ():
-        if path.stem not in kept:
+    """An earlier bundle's component file with no rows now would lie about this one; a `.tmp` left by a write that
+    was killed is no file of any bundle."""
+    folder = directory / COMPONENTS_DIR
+    for path in folder.iterdir() if folder.is_dir() else ():
+        if path.name.endswith(".tmp") or (path.suffix == ".ndjson" and path.stem not in kept):
             path.unlink()
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from ansible_collections.cre.certification.plugins.module_utils.driver import bundle, evidence_store
+from ansible_collections.cre.certification.plugins.module_utils.driver import bundle, evidence_store, results
 from ansible_collections.cre.certification.plugins.module_utils.driver.bundle_read import read_bundle
 from ansible_collections.cre.certification.plugins.module_utils.driver.errors import DriverError
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
@@ -83,6 +83,14 @@ def test_a_crash_mid_write_leaves_no_manifest_and_no_stale_one_survives(tmp_path
     assert not list(tmp_path.rglob("*.tmp"))
     with pytest.raises(InputError, match="has no manifest.json"):
         read_bundle(tmp_path)
+
+
+def test_files_a_killed_write_left_and_a_component_with_no_rows_now_are_taken_away(tmp_path: Path) -> None:
+    (tmp_path / "components").mkdir(parents=True)
+    (tmp_path / "components/step.ndjson").write_text("{}\n")  # an earlier bundle's, with no step rows now
+    (tmp_path / "components/link.ndjson.tmp").write_text("{")  # SIGKILL mid-write: discard() never ran
+    _write(tmp_path)
+    assert sorted(p.name for p in (tmp_path / "components").iterdir()) == ["gpu.ndjson"]
 
 
 def test_a_workflow_not_final_writes_no_manifest_and_says_what_to_do(tmp_path: Path) -> None:
@@ -179,3 +187,15 @@ def test_no_manifest_or_one_that_does_not_parse_is_refused_never_globbed(tmp_pat
         read_bundle(tmp_path)
     assert str(err.value) == (f"path: {tmp_path} has no manifest.json: it is no results bundle, or its writing did "
                               "not finish; write it again with certification_results bundle_dir")
+
+
+def test_certification_results_refuses_a_bundle_of_a_snapshot_report_and_writes_none_in_check_mode(
+        tmp_path: Path) -> None:
+    kube, stored = _cluster()
+    with pytest.raises(InputError, match="^bundle_dir: the report came from the Certification's snapshot"):
+        results._bundle(kube, tmp_path, REPORT, None, False)  # noqa: SLF001 - the option's own rules
+    assert results._bundle(kube, tmp_path, REPORT, [stored], True) == {}  # noqa: SLF001
+    assert not tmp_path.joinpath("manifest.json").exists() and kube.gets == []
+    written = results._bundle(kube, tmp_path, REPORT, [stored], False)  # noqa: SLF001
+    assert written["changed"] is True and written["bundle"]["path"] == str(tmp_path)
+    assert results._bundle(kube, tmp_path, REPORT, [stored], False)["changed"] is False  # noqa: SLF001
