@@ -74,6 +74,18 @@ options:
       - Directory on the controller for C(report.json), C(junit.xml), C(report.md) and C(report.html); created if
         missing.
     type: path
+  bundle_dir:
+    description:
+      - Directory on the controller for the results bundle (docs/results-bundle.md), created if missing -
+        C(results.json) (the report, as C(report.json)), C(components/<component>.ndjson) (every evidence row of that
+        component, read from the Workflows' evidence shards), C(truncation.json) (rows dropped as too large, reads
+        that lost rows), C(schema/evidence-row.schema.json) and, last, C(manifest.json) (each file's path, sha256
+        and size, the file count, the row totals). M(cre.certification.bundle_read) checks and reads it.
+      - Each file is written to C(<path>.tmp), fsynced and renamed; an earlier C(manifest.json) is removed first.
+        When a Workflow's evidence is not final yet, or its shards do not match their Jobs' seals, no manifest is
+        written and the task fails naming what does not match.
+      - Not written in check mode; refused for a report from the snapshot (the shards went with the Workflows).
+    type: path
   from_snapshot:
     description:
       - Build nothing; write the report the Certification's snapshot holds (fails when it has none). Only with
@@ -160,6 +172,12 @@ EXAMPLES = r"""
     dest: "cre-reports/{{ inventory_hostname }}"
   register: results
 
+- name: Keep the report with every evidence row, verifiable later with bundle_read
+  cre.certification.certification_results:
+    certification: gpu-cert
+    namespace: nvcre
+    bundle_dir: "cre-bundles/{{ inventory_hostname }}"
+
 - name: Fail the play unless it passed
   ansible.builtin.assert:
     that: results.result in ['PASSED', 'INCOMPLETE']
@@ -204,6 +222,15 @@ snapshot:
   returned: with O(certification)
   type: str
   sample: gpu-cert-report
+bundle:
+  description:
+    - The results bundle's manifest (C(formatVersion), C(fileCount), C(files) with each C(path), C(sha256) and
+      C(size), C(totals) of rows, shards, Jobs, truncated rows and rows per component) and its C(path).
+  returned: when O(bundle_dir) is set, outside check mode
+  type: dict
+  sample: {path: cre-bundle/gpu-a, formatVersion: 1, fileCount: 4,
+           files: [{path: components/gpu.ndjson, sha256: 9f2c..., size: 48213}],
+           totals: {rows: 512, shards: 8, jobs: 8, truncated: 0, components: {gpu: 512}}}
 files:
   description: The report files under O(dest) (written, or already up to date).
   returned: when O(dest) is set
@@ -225,6 +252,7 @@ SPEC = {
         "workload_run": {"type": "str"},
         "namespace": {"type": "str", "default": "default"},
         "dest": {"type": "path"},
+        "bundle_dir": {"type": "path"},
         "from_snapshot": {"type": "bool", "default": False},
         "history": {"type": "bool", "default": True},
         "history_reports": {"type": "list", "elements": "path", "default": []},

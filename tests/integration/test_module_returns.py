@@ -66,7 +66,8 @@ def test_every_module_returns_what_it_documents(sim, crds, namespace: str, tmp_p
         ("workflow_run", True): run("workflow_run", {**auth, "name": workflow, "namespace": namespace}, "--check"),
         ("workflow_run", False): run("workflow_run", {**auth, "name": workflow, "namespace": namespace}),
         ("certification_results", False): run("certification_results", {
-            **auth, "certification": "returns", "namespace": namespace, "dest": str(tmp_path / "east")}),
+            **auth, "certification": "returns", "namespace": namespace, "dest": str(tmp_path / "east"),
+            "bundle_dir": str(tmp_path / "bundle")}),
         ("workflow_render", False): run("workflow_render", {
             "definition": planned["plan"][0]["workflow"], "platform": "aws", "gpu_architecture": "gb200",
             "node_count": 4}),
@@ -88,6 +89,7 @@ def test_every_module_returns_what_it_documents(sim, crds, namespace: str, tmp_p
                                        "format": "nccl-tests", "node": "group-1"})
     training_rows = run("evidence_check", {"path": str(logs / "training" / "002-mlm-2025-rtx4090-2node-tflops.log"),
                                            "format": "training"})
+    results[("bundle_read", False)] = run("bundle_read", {"path": str(tmp_path / "bundle")})
     spec = run("catalog_info", {"domain": "communication", "variant": "nccl-all-reduce",
                                 "options": {"gpuArchitecture": "gb200"}})
     assert spec["spec"]["jobTemplate"], "catalog_info built no WorkflowSpec"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 from ..engine.api import naming
@@ -22,12 +23,13 @@ from ..engine.api.vocabulary import (
     WORKLOAD_RUN,
 )
 from ..engine.catalog import entries
+from ..engine.evidence import summary as evidence_summary
 from ..engine.plan import category_build, category_detect, workloadrun_build
 from ..engine.reconcile import node_results
 from ..engine.report import certreport, html, junit, markdown, snapshot
 from ..engine.status.node_results import read_failed, read_succeeded
 from ..kube.rest import ApiException, Kube
-from . import annotate, execute, history
+from . import annotate, bundle, evidence_store, execute, history
 from .measurements import list_measurements
 
 FILES = ("report.json", "junit.xml", "report.md", "report.html")
@@ -37,8 +39,9 @@ Obj = dict[str, Any]
 
 
 def category_data(kube: Kube, namespace: str, category: Obj, workflow: Obj | None) -> Obj:
-    """What certreport.build_report needs for one category: the Workflow, its decoded node results, its Jobs and
-    its BandwidthMeasurements and GoodputMeasurements."""
+    """What certreport.build_report needs for one category: the Workflow, its decoded node results, its Jobs, its
+    BandwidthMeasurements and GoodputMeasurements and, when it stored evidence, its `evidence` entry (each GPU's
+    verdict streamed from its shards) and the store it was read from (`stored`, what a bundle is written from)."""
     data: Obj = {"domain": category["domain"], "variant": category["variant"], "workflow": workflow,
                  "succeeded": [], "failed": [], "jobs": {}, "measurements": []}
     if workflow is None:
@@ -51,6 +54,11 @@ def category_data(kube: Kube, namespace: str, category: Obj, workflow: Obj | Non
     name = workflow["metadata"]["name"]
     data["jobs"] = {j["metadata"]["name"]: j for j in kube.list(API_VERSION, JOB, namespace, f"{LABEL_WORKFLOW}={name}")}
     data["measurements"] = list_measurements(kube, namespace, name)
+    stored = data["stored"] = evidence_store.read(kube, workflow, data["jobs"])
+    # Until each workload names its evidence reader, a category has evidence when the cluster shows some.
+    if stored.stored:
+        gpus = evidence_summary.gpus(evidence_store.rows(kube, stored))
+        data["evidence"] = evidence_summary.category_evidence(stored.status, stored.seals, gpus)
     return data
 
 
@@ -80,7 +88,7 @@ def _detected(workflow: Obj | None) -> tuple[str, str]:
 
 
 def report_json(built: Obj) -> str:
-    return json.dumps(built, indent=2, sort_keys=True) + "\n"
+    return bundle.json_text(built)
 
 
 def render_files(built: Obj) -> dict[str, str]:
@@ -204,8 +212,9 @@ def _compared(kube: Kube, cert: Obj, data: list[Obj], args: Obj, check_mode: boo
     return built, enforced
 
 
-def _single_report(kube: Kube, namespace: str, args: Obj) -> Obj:
-    """The report of one Workflow, or of a WorkloadRun (its Workflow, category `workloadrun/<run>`)."""
+def _single_report(kube: Kube, namespace: str, args: Obj) -> tuple[Obj, list[Obj]]:
+    """The report of one Workflow, or of a WorkloadRun (its Workflow, category `workloadrun/<run>`), and the data of
+    its category."""
     if args.get("workload_run"):
         run = kube.get(Ref(API_VERSION, WORKLOAD_RUN, namespace, args["workload_run"]))
         if run is None:
@@ -218,15 +227,40 @@ def _single_report(kube: Kube, namespace: str, args: Obj) -> Obj:
         platform, arch = _detected(workflow)
         warning = workloadrun_build.defaults_warning(run.get("spec") or {}, platform, arch)
         data["warnings"] = [warning] if warning else []
-        return certreport.build_report(args["workload_run"], [data], created=run["metadata"].get("creationTimestamp", ""))
+        return certreport.build_report(args["workload_run"], [data],
+                                       created=run["metadata"].get("creationTimestamp", "")), [data]
     workflow = kube.get(Ref(API_VERSION, WORKFLOW, namespace, args["workflow"]))
     if workflow is None:
         raise InputError("workflow", f'Workflow "{args["workflow"]}" not found in namespace "{namespace}"')
     labels = workflow["metadata"].get("labels") or {}
     # A Workflow outside a Certification is its own category: `workflow/<name>`.
     category = {"domain": labels.get(LABEL_DOMAIN, "workflow"), "variant": labels.get(LABEL_VARIANT, args["workflow"])}
-    return certreport.build_report(args["workflow"], [category_data(kube, namespace, category, workflow)],
-                                   created=workflow["metadata"].get("creationTimestamp", ""))
+    data = category_data(kube, namespace, category, workflow)
+    return certreport.build_report(args["workflow"], [data],
+                                   created=workflow["metadata"].get("creationTimestamp", "")), [data]
+
+
+def _bundle(kube: Kube, directory: Path, built: Obj, stores: list[evidence_store.WorkflowEvidence] | None,
+            check_mode: bool) -> Obj:
+    """The results bundle under `directory` (driver/bundle.py): `bundle` (its manifest) and whether it changed. Not
+    written in check mode; refused for a report from a snapshot (the shards went with the Workflows)."""
+    if stores is None:
+        raise InputError("bundle_dir", "the report came from the Certification's snapshot: its Workflows, and the "
+                                       "evidence shards they owned, are gone; a bundle needs them (leave bundle_dir "
+                                       "out, or run the certification again)")
+    if check_mode:
+        return {}
+    before = _read_bytes(directory / bundle.MANIFEST)
+    manifest = bundle.from_cluster(kube, directory, built, stores)
+    return {"bundle": {"path": str(directory), **manifest},
+            "changed": before != _read_bytes(directory / bundle.MANIFEST)}
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
 
 
 def results(kube: Kube, args: Obj, check_mode: bool) -> Obj:
@@ -257,7 +291,7 @@ def results(kube: Kube, args: Obj, check_mode: bool) -> Obj:
         if args["from_snapshot"]:
             raise InputError("from_snapshot", "only a Certification's report is kept in the cluster; give "
                                               "certification instead of workflow or workload_run")
-        built = _single_report(kube, namespace, args)
+        built, data = _single_report(kube, namespace, args)
     if args.get("annotate_nodes") and args["certification"]:
         snapshot_changed |= annotate.annotate_nodes(kube, built, namespace, args["certified_for_days"], check_mode)
     out: Obj = {"changed": snapshot_changed, "result": built["result"], "report": built, "source": source,
@@ -265,9 +299,16 @@ def results(kube: Kube, args: Obj, check_mode: bool) -> Obj:
     if args["certification"]:
         out["snapshot"] = snapshot.name(args["certification"])
         out["comparison"] = built.get("comparison")
+    stores = [c["stored"] for c in data if c.get("stored") is not None]
+    warnings += [f"evidence of Workflow {e.namespace}/{e.workflow}: {line}" for e in stores
+                 for line in [*e.problems, *e.ignored]]
     if warnings:
         out["warnings"] = warnings
     if args["dest"]:
         out["changed"] |= write_files(args["dest"], render_files(built), check_mode)
         out["files"] = [os.path.join(args["dest"], name) for name in FILES]
+    if args.get("bundle_dir"):
+        written = _bundle(kube, Path(args["bundle_dir"]), built, stores if source == "cluster" else None, check_mode)
+        out["changed"] |= written.pop("changed", False)
+        out.update(written)
     return out

@@ -57,5 +57,5 @@ def test_a_listed_architecture_leaves_the_report_without_warnings() -> None:
 def test_a_workload_run_report_names_the_workload_run_fields() -> None:
     run = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun", "metadata": {"name": "wr", "namespace": "ns"},
            "spec": {"numNodes": 2}, "status": {"workflowRef": {"name": "wr"}}}
-    report = results._single_report(FakeKube(run, workflow("wr", "h20")), "ns", {"workload_run": "wr"})
+    report, _data = results._single_report(FakeKube(run, workflow("wr", "h20")), "ns", {"workload_run": "wr"})
     assert report["categories"][0]["warnings"] == [MESSAGE.format(gpus=4, hint="spec.gpusPerNode and spec.mlnxPerNode")]

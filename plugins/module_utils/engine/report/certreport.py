@@ -3,8 +3,9 @@ and its short summary. `junit.py`, `markdown.py` and `html.py` render it.
 
 Input per category: `{domain, variant, workflow, succeeded, failed, jobs, measurements}` — the Workflow as read
 (None when it was never created), the decoded node-result ConfigMaps (`succeeded`: node names, `failed`: `{name,
-reason, message}`), the category's NVCRE Jobs by name (the failed groups' reason and failure log) and the
-Workflow's BandwidthMeasurements and GoodputMeasurements. Only final measurements (Complete with JobSucceeded)
+reason, message}`), the category's NVCRE Jobs by name (the failed groups' reason and failure log), the
+Workflow's BandwidthMeasurements and GoodputMeasurements and, for a category with evidence, its `evidence` entry
+(evidence/summary.category_evidence). Only final measurements (Complete with JobSucceeded)
 give figures: provisional ones and those that ended otherwise (JobFailed, NoDataCollected, LogsUnavailable) give
 none. Everything is sorted or kept in category order, so the same input always gives the same bytes.
 """
@@ -272,6 +273,8 @@ def category_report(category: dict) -> dict:
         report["failureCondition"] = failed_cond["reason"]
     if category.get("warnings"):  # ours: the Warning events the build emitted (GPUArchitectureDefaults)
         report["warnings"] = list(category["warnings"])
+    if category.get("evidence"):  # ours (issue 40): the state of its rows and each GPU's verdict (evidence/summary)
+        report["evidence"] = category["evidence"]
     if orchestration.get("diagnose"):
         report["diagnose"] = orchestration["diagnose"]
         report["diagnoseRounds"] = diagnose_report.diagnose_rounds(orchestration)

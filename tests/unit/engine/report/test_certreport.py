@@ -86,3 +86,12 @@ def test_nvcre_shape(path: Path) -> None:
 @pytest.mark.parametrize("seconds, text", [(0, "0s"), (45, "45s"), (60, "1m0s"), (3723, "1h2m3s"), (-5, "0s")])
 def test_go_duration(seconds: int, text: str) -> None:
     assert certreport.go_duration(seconds) == text
+
+
+def test_a_category_with_evidence_carries_it_and_one_without_has_no_key() -> None:
+    evidence = {"state": "final", "rows": 24, "shards": 1, "truncated": 0, "partial": [], "gpus": []}
+    base = {"domain": "diagnostics", "variant": "dcgm-level2", "workflow": None, "succeeded": [], "failed": [],
+            "jobs": {}, "measurements": []}
+    report = certreport.build_report("cert", [{**base, "evidence": evidence}, {**base, "variant": "nccl"}])
+    assert report["categories"][0]["evidence"] == evidence
+    assert "evidence" not in report["categories"][1]

@@ -1,0 +1,188 @@
+"""The results bundle: a folder a user keeps and checks later, written so that a manifest only ever vouches for files
+that are whole.
+
+`write_bundle` writes `results.json` (the report, as report.json), `components/<component>.ndjson` (every row of
+that component, streamed from the shards: one shard and one row in memory at a time), `truncation.json` (the rows
+dropped and the reads that lost rows), `schema/evidence-row.schema.json` and, last, `manifest.json` (each file's
+path, sha256 and size, the file count, the row totals). Any manifest already there is removed first, and every file
+goes to `<path>.tmp`, is fsynced and renamed (then the folder is fsynced): a crash at any point leaves either no
+manifest or one whose files are all there. When the shards read do not add up to the seals, no manifest is written
+(BundleRefused). Equal inputs give equal bytes: the JSON is sorted and indented, the rows keep the shards' order.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO, Any
+
+from ..engine.api.naming import natural
+from ..engine.evidence import shards as shard_format
+from ..engine.evidence.rows import COMPONENTS, row_schema
+from ..kube.rest import Kube
+from . import evidence_store
+from .errors import DriverError
+from .evidence_store import WorkflowEvidence
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+RESULTS = "results.json"
+TRUNCATION = "truncation.json"
+COMPONENTS_DIR = "components"
+SCHEMA = "schema/evidence-row.schema.json"
+TOTALS = ("rows", "shards")  # what the shards read must match in the seals' totals
+
+Obj = dict[str, Any]
+
+
+class BundleRefused(DriverError):
+    """The shards do not add up to the seals: no manifest was written."""
+
+
+def json_text(data: Any) -> str:
+    """The bundle's (and report.json's) JSON: sorted keys, indented, a final newline; the same data, the same bytes."""
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+class _Written:
+    """A file being written to `<path>.tmp`, hashed as it goes; `close` fsyncs and renames it into place."""
+
+    def __init__(self, directory: Path, relative: str) -> None:
+        self.relative, self.path = relative, directory / relative
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = self.path.with_name(self.path.name + ".tmp")
+        self.handle: IO[bytes] = open(self.tmp, "wb")  # noqa: SIM115 - closed in close() or discard()
+        self.sha, self.size = hashlib.sha256(), 0
+
+    def write(self, data: bytes) -> None:
+        self.handle.write(data)
+        self.sha.update(data)
+        self.size += len(data)
+
+    def close(self) -> Obj:
+        self.handle.flush()
+        os.fsync(self.handle.fileno())
+        self.handle.close()
+        os.replace(self.tmp, self.path)
+        fsync_dir(self.path.parent)
+        return {"path": self.relative, "sha256": self.sha.hexdigest(), "size": self.size}
+
+    def discard(self) -> None:
+        self.handle.close()
+        self.tmp.unlink(missing_ok=True)
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename in `directory` durable."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _whole(directory: Path, relative: str, text: str) -> Obj:
+    out = _Written(directory, relative)
+    out.write(text.encode("utf-8"))
+    return out.close()
+
+
+def remove_manifest(directory: Path) -> None:
+    """Take away a manifest, so that it never vouches for files about to change."""
+    path = directory / MANIFEST
+    if path.exists():
+        path.unlink()
+        fsync_dir(directory)
+
+
+def _components(directory: Path, shards: Iterable[bytes]) -> tuple[dict[str, _Written], int, dict[str, int]]:
+    """The component files written from the shards' rows (not yet renamed), the shards read, the rows per
+    component."""
+    files: dict[str, _Written] = {}
+    count_shards, count_rows = 0, dict[str, int]()
+    try:
+        for data in shards:
+            count_shards += 1
+            for row in shard_format.decode(data):
+                component = row.get("component")
+                if component not in COMPONENTS:  # it names a file: only the schema's components
+                    raise BundleRefused(f"a row of shard {count_shards} has component {component!r}, not one of "
+                                        f"{', '.join(COMPONENTS)}")
+                if component not in files:
+                    files[component] = _Written(directory, f"{COMPONENTS_DIR}/{component}.ndjson")
+                    count_rows[component] = 0
+                files[component].write(shard_format.line(row))
+                count_rows[component] += 1
+    except BaseException:
+        for written in files.values():
+            written.discard()
+        raise
+    return files, count_shards, count_rows
+
+
+def write_bundle(directory: Path, report: Obj, shards: Iterable[bytes], seals: Obj, truncation: list[Obj]) -> Obj:
+    """Write the bundle of `report` into `directory` and return its manifest. `shards`: every counted shard's bytes
+    in order; `seals`: the seals' totals (`rows`, `shards`, `jobs`, `truncated`, ...); `truncation`: per sealed Job
+    its dropped rows and partial read. BundleRefused, and no manifest, when the shards do not add up to the seals."""
+    directory.mkdir(parents=True, exist_ok=True)
+    remove_manifest(directory)
+    files, count_shards, by_component = _components(directory, shards)
+    read = {"rows": sum(by_component.values()), "shards": count_shards}
+    if differ := [f"{key}: {read[key]} read, the seals count {seals.get(key, 0)}" for key in TOTALS
+                  if read[key] != seals.get(key, 0)]:
+        for written in files.values():
+            written.discard()
+        raise BundleRefused("; ".join(differ))
+    entries = [_whole(directory, RESULTS, json_text(report))]
+    for component in sorted(files):
+        entries.append(files[component].close())
+    _drop_stale_components(directory, set(files))
+    entries.append(_whole(directory, TRUNCATION, json_text(truncation)))
+    entries.append(_whole(directory, SCHEMA, json_text(row_schema())))
+    entries.sort(key=lambda e: e["path"])
+    manifest = {"formatVersion": FORMAT_VERSION, "fileCount": len(entries), "files": entries,
+                "totals": {**{k: seals.get(k, 0) for k in ("rows", "shards", "jobs", "truncated")},
+                           "components": dict(sorted(by_component.items()))}}
+    _whole(directory, MANIFEST, json_text(manifest))
+    return manifest
+
+
+def _drop_stale_components(directory: Path, kept: set[str]) -> None:
+    """An earlier bundle's component file with no rows now would lie about this one; a `.tmp` left by a write that
+    was killed is no file of any bundle."""
+    folder = directory / COMPONENTS_DIR
+    for path in folder.iterdir() if folder.is_dir() else ():
+        if path.name.endswith(".tmp") or (path.suffix == ".ndjson" and path.stem not in kept):
+            path.unlink()
+
+
+def from_cluster(kube: Kube, directory: Path, report: Obj, stored: list[WorkflowEvidence]) -> Obj:
+    """The bundle of `report` with the evidence of its Workflows (`stored`, in category order), written from the
+    shards in the cluster; its manifest. DriverError, and no manifest, when a Workflow's evidence is not final
+    or its shards do not match its seals."""
+    sealed = [e for e in stored if e.stored]
+    problems = [f"Workflow {e.namespace}/{e.workflow} has no final evidence yet (status.evidence.final is not true)"
+                for e in sealed if not e.final()]
+    problems += [p for e in sealed for p in e.problems]
+    if not problems:
+        totals = evidence_store.totals((job, seal) for e in sealed for job, seal in _in_order(e.seals))
+        truncation = [{"workflow": e.workflow, "job": job, "attempt": seal.get("attempt"),
+                       "truncated": list(seal.get("truncated") or []), "partial": seal.get("partial")}
+                      for e in sealed for job, seal in _in_order(e.seals)
+                      if seal.get("truncated") or seal.get("partial")]
+        data = (chunk for e in sealed for chunk in evidence_store.shard_data(kube, e))
+        try:
+            return write_bundle(directory, report, data, totals, truncation)
+        except BundleRefused as err:
+            problems = [p for e in sealed for p in e.problems] or [f"the shards read do not match the seals ({err})"]
+    elif directory.is_dir():
+        remove_manifest(directory)
+    raise DriverError(f"bundle_dir: no manifest written to {directory}: {'; '.join(problems)}; run "
+                      "certification_results again once the run has ended (a Workflow still running is not final), "
+                      "or run the certification again if its evidence in the cluster is damaged")
+
+
+def _in_order(seals: dict[str, Obj]) -> list[tuple[str, Obj]]:
+    return sorted(seals.items(), key=lambda s: natural(s[0]))
