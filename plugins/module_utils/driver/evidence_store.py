@@ -23,7 +23,6 @@ from ..kube.rest import Kube
 
 Obj = dict[str, Any]
 # The API's metadata-only answer to a list (PartialObjectMetadataList): labels and annotations, no binaryData.
-METADATA_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"
 
 
 @dataclass(frozen=True)
@@ -69,27 +68,14 @@ def read(kube: Kube, workflow: Obj, jobs: dict[str, Obj]) -> WorkflowEvidence:
     if not out.stored:
         return out
     found: dict[str, list[Obj]] = {}
-    for item in list_metadata(kube, out.namespace, f"{shards.SELECTOR},{shards.LABEL_WORKFLOW}={out.workflow}"):
+    for item in kube.list_metadata("v1", "ConfigMap", out.namespace,
+                                   f"{shards.SELECTOR},{shards.LABEL_WORKFLOW}={out.workflow}"):
         labels = item.get("labels") or {}
         found.setdefault(labels.get(shards.LABEL_JOB, ""), []).append(item)
     for job in sorted(set(seals) | set(found), key=natural):
         _match(out, job, seals.get(job), found.get(job, []))
     _check_status(out)
     return out
-
-
-def list_metadata(kube: Kube, namespace: str, selector: str) -> Iterator[Obj]:
-    """The metadata of every ConfigMap `selector` selects, page by page (pages of 500)."""
-    target, path = kube.target("list", "v1", "ConfigMap", namespace)
-    query: Obj = {"limit": 500, "labelSelector": selector}
-    while True:
-        page = kube.request("GET", path, query=query, target=target, accept=METADATA_LIST)
-        for item in page.get("items") or []:
-            yield item.get("metadata") or {}
-        token = (page.get("metadata") or {}).get("continue")
-        if not token:
-            return
-        query["continue"] = token
 
 
 def _position(item: Obj) -> tuple[int, int] | None:

@@ -37,6 +37,8 @@ LOG_TIMEOUT = (5.0, 120.0)
 # A log read the kubelet cannot serve now is retried by the measurement itself on a later pass: wait briefly.
 LOG_BACKOFF = Backoff(budget=10.0)
 AGGREGATED_DISCOVERY = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
+# A list of the items' metadata only (PartialObjectMetadataList): what a selector finds, never their bodies.
+METADATA_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"
 
 
 class Kube:
@@ -239,6 +241,20 @@ class Kube:
             token = (page.get("metadata") or {}).get("continue")
             if not token:
                 return items
+            query["continue"] = token
+
+    def list_metadata(self, api_version: str, kind: str, namespace: str = "", labels: str = "") -> Iterator[Obj]:
+        """The metadata of every item (pages followed) as the API's PartialObjectMetadataList: a list that never
+        holds the items' bodies (a shard ConfigMap's is up to 1 MiB)."""
+        target, path = self.target("list", api_version, kind, namespace)
+        query: dict[str, Any] = {"limit": 500, **({"labelSelector": labels} if labels else {})}
+        while True:
+            page = self.request("GET", path, query=query, target=target, accept=METADATA_LIST)
+            for item in page.get("items") or []:
+                yield item.get("metadata") or {}
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return
             query["continue"] = token
 
     def create(self, obj: Obj, dry_run: bool = False) -> Obj:

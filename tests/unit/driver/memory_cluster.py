@@ -19,7 +19,7 @@ import re
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import jsonpatch
@@ -130,6 +130,9 @@ class MemoryKube:
             return [copy.deepcopy(o) for r, o in sorted(self.objects.items(), key=lambda i: i[0].name)
                     if (r.api_version, r.kind) == (api_version, kind) and (not namespace or r.namespace == namespace)
                     and selected(o, labels, fields)]
+
+    def list_metadata(self, api_version: str, kind: str, namespace: str = "", labels: str = "") -> Iterator[Obj]:
+        yield from [o.get("metadata") or {} for o in self.list(api_version, kind, namespace, labels)]
 
     def pod_log(self, namespace: str, pod: str, container: str = "", since: str = "", timestamps: bool = False,
                 limit_bytes: int = 0, tail_lines: int = 0) -> str:

@@ -15,6 +15,7 @@ import pytest
 from ansible_collections.cre.certification.plugins.module_utils.driver import bundle, evidence_store, results
 from ansible_collections.cre.certification.plugins.module_utils.driver.bundle_read import read_bundle
 from ansible_collections.cre.certification.plugins.module_utils.driver.errors import DriverError
+from ansible_collections.cre.certification.plugins.module_utils.engine.api.actions import Ref
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.rows import Row, row_schema
 from tests.evidence_seed import MEMORY, dcgm_rows, job, seed
@@ -106,7 +107,7 @@ def test_a_workflow_not_final_writes_no_manifest_and_says_what_to_do(tmp_path: P
 
 def test_a_shard_gone_between_listing_and_reading_writes_no_manifest(tmp_path: Path) -> None:
     kube, stored = _cluster()
-    del kube.configmaps[stored.shards[1].name]
+    kube.delete(Ref("v1", "ConfigMap", "default", stored.shards[1].name))
     with pytest.raises(DriverError) as err:
         bundle.from_cluster(kube, tmp_path, REPORT, [stored])
     assert str(err.value).startswith(f"bundle_dir: no manifest written to {tmp_path}: ConfigMap default/"
