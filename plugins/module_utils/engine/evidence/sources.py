@@ -34,6 +34,22 @@ def _dcgm_diag(words: list[str]) -> Optional[str]:  # noqa: UP045 - ansible-test
     return None
 
 
+# `dcgmi diag -r`'s values that run DCGM's deployment checks alone (level 1 and its name), which test no GPU.
+DEPLOYMENT_ONLY = ("1", "short", "software")
+RUN_FLAGS = ("-r", "--run")
+
+
+def dcgm_tests_gpus(words: list[str]) -> Optional[bool]:  # noqa: UP045 - as above
+    """Whether the `dcgmi diag` in `words` tests GPUs (`-r 2` and up, or named tests beyond the deployment
+    checks), False for a deployment-only run, None when its `-r` is not found (the output then says)."""
+    tokens = [t for w in words for t in w.split()]
+    for i, token in enumerate(tokens):
+        flag, equals, value = token.partition("=")
+        if flag in RUN_FLAGS and (equals or i + 1 < len(tokens)):
+            return any(t.strip().lower() not in DEPLOYMENT_ONLY for t in (value if equals else tokens[i + 1]).split(","))
+    return None
+
+
 # The dispatch table: a rule reads the trainer's words (command, then args) and names a format, or None.
 SOURCES: tuple[Callable[[list[str]], Optional[str]], ...] = (_dcgm_diag,)  # noqa: UP045 - as above
 
@@ -85,16 +101,18 @@ class NodeReading:
 
 
 def rows_of(fmt: str, log: Optional[str], node: str, expected_gpus: Optional[int],  # noqa: UP045 - as above
-            skip_is_failure: bool, labels: Labels, pod: str = "") -> NodeReading:
-    """The rows and verdict of one pod's log (`log` None: it could not be read), labelled with `labels`.
-    An empty or unreadable output is partial: no rows, a reason, no verdict (never a pass)."""
+            skip_is_failure: bool, labels: Labels, pod: str = "",
+            gpu_tests: Optional[bool] = None) -> NodeReading:  # noqa: UP045 - as above
+    """The rows and verdict of one pod's log (`log` None: it could not be read), labelled with `labels`;
+    `gpu_tests`: whether the run tests GPUs (dcgm_tests_gpus of the Job's words). An empty or unreadable output
+    is partial: no rows, a reason, no verdict (never a pass)."""
     where = f"pod {pod} on node {node}" if pod else f"node {node}"
     if log is None:
         return NodeReading(node, partial=f"{where}: its log could not be read")
     if not log.strip():
         return NodeReading(node, partial=f"{where}: the log is empty, no {fmt} output to read")
     try:
-        verdict = READERS[fmt](log, Options(node, expected_gpus, skip_is_failure))
+        verdict = READERS[fmt](log, Options(node, expected_gpus, skip_is_failure, gpu_tests))
     except UnreadableOutput as err:
         return NodeReading(node, partial=f"{where}: not {fmt} output: {err}")
     extra = {"workflow": labels.workflow, "iteration": labels.iteration, "job": labels.job,

@@ -24,7 +24,7 @@ from ..api.objects import json_copy, meta, terminal
 from ..api.vocabulary import LABEL_WORKFLOW, WORKFLOW
 from ..evidence import shards
 from ..evidence.rows import Row, sorted_rows
-from ..evidence.sources import Labels, NodeReading, reader_of, rows_of
+from ..evidence.sources import Labels, NodeReading, dcgm_tests_gpus, reader_of, rows_of, trainer_words
 from ..plan import jobs, workload
 from .world import JobWorld
 
@@ -99,8 +99,9 @@ def read(world: JobWorld, fmt: str, number: int) -> Read:
     """Every worker pod's output read with `fmt`, the rows merged in their fixed order and encoded."""
     labels = _labels(world.job, number)
     found = targets(world.pods)
+    gpu_tests = dcgm_tests_gpus(trainer_words(world.job))
     readings = [rows_of(fmt, world.evidence_logs.get(f"{pod}/{container}"), node, world.gpus_per_node,
-                        world.skip_is_failure, labels, pod) for pod, container, node in found]
+                        world.skip_is_failure, labels, pod, gpu_tests) for pod, container, node in found]
     reasons = [r.partial for r in readings if r.partial]
     if not found:
         reasons.append("no pod of the workload was left to read its output from")

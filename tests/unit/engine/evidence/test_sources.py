@@ -8,6 +8,7 @@ import pytest
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.sources import (
     Labels,
+    dcgm_tests_gpus,
     reader_of,
     rows_of,
 )
@@ -64,3 +65,23 @@ def test_an_expected_gpu_missing_from_the_output_is_a_failing_row():
 def test_an_output_that_cannot_be_read_is_partial_with_no_rows_and_no_verdict(log, partial):
     read = rows_of("dcgm-diag-json", log, "node-a", 8, False, LABELS, "pod-a")
     assert (read.rows, read.verdict, read.partial) == ([], None, partial)
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["diag", "--run", "1", "--json"], False), (["diag", "-r", "short"], False), (["diag", "-r", "software"], False),
+    (["diag", "--run", "2"], True), (["diag", "-r", "long"], True), (["diag", "-r", "software,memory"], True),
+    (["diag", "--run=3"], True), (["diag", "--json"], None),
+], ids=["level-1", "short", "software", "level-2", "long", "named", "equals", "no-run"])
+def test_whether_the_run_tests_gpus_comes_from_its_run_flag(args, expected):
+    assert dcgm_tests_gpus(["dcgmi", *args]) is expected
+
+
+def test_a_level_2_output_with_no_gpu_test_lacks_evidence_while_level_1_passes():
+    """The level is known on the cluster path: a level-2 run whose output shows only the deployment checks tested no
+    GPU it should have, which a level-1 run never does."""
+    log = json.dumps(v4(all_tests({"software": "Deployment"}, "Pass", range(2)), [0, 1]))
+    level_1 = rows_of("dcgm-diag-json", log, "node-a", 2, False, LABELS, "pod-a", gpu_tests=False)
+    level_2 = rows_of("dcgm-diag-json", log, "node-a", 2, True, LABELS, "pod-a", gpu_tests=True)
+    assert level_1.verdict is not None and level_1.verdict["outcome"] == "pass"
+    assert level_2.verdict is not None and level_2.verdict["lacking_evidence"] == [0, 1]
+    assert level_2.verdict["outcome"] == "fail"
