@@ -7,7 +7,9 @@ Every Workflow status write carries them, computed from the Jobs as read:
   `earlierIterations` in the same write that moves them to `iterationHistory`, so a pass killed before their
   deletes counts them once (the history excludes them from the current sums);
 - `partial` lists `<job>: why` for a partial seal and, once the Workflow is terminal, for a Job that ran (has a
-  workloadRef) and has no seal; `final: true` only once the Workflow is terminal and every such Job is sealed.
+  workloadRef) and has no seal (a timed-out Job: its workload never ended, so nothing was sealed); `final: true`
+  once the Workflow is terminal: nothing will be added, and what is missing is named in `partial`, so a bundle can
+  still be written and says so.
 A Workflow none of whose Jobs has a reader has no `evidence` (the report tells missing from zero).
 """
 from __future__ import annotations
@@ -43,19 +45,15 @@ def _seal(job: Obj) -> Optional[Obj]:  # noqa: UP045 - ansible-test's pylint rea
     return seal if seal and seal.get("attempt") == attempt(job) else None
 
 
-def _sums_of(sums: Obj, counted: list[Obj], terminal: bool) -> bool:
-    """Add the Jobs' seals to `sums`; whether a Job that ran lacks its seal (noted in `partial` once terminal)."""
-    unsealed = False
+def _sums_of(sums: Obj, counted: list[Obj], terminal: bool) -> None:
+    """Add the Jobs' seals to `sums`; a Job that ran and lacks its seal is noted in `partial` once terminal."""
     for job in counted:
         name = meta(job).get("name", "")
         seal = _seal(job)
         if seal is not None:
             _add(sums, name, seal)
-        elif (job.get("status") or {}).get("workloadRef"):
-            unsealed = True
-            if terminal:
-                sums["partial"].append(f"{name}: {UNSEALED}")
-    return unsealed
+        elif terminal and (job.get("status") or {}).get("workloadRef"):
+            sums["partial"].append(f"{name}: {UNSEALED}")
 
 
 def _compact(sums: Obj) -> Obj:
@@ -77,9 +75,9 @@ def totals(status: Obj, live: dict[str, Obj], terminal: bool, folding: list[Obj]
         return None
     now = {k: earlier[k] for k in KEYS}
     now["partial"] = list(earlier["partial"])
-    unsealed = _sums_of(now, counted, terminal)
+    _sums_of(now, counted, terminal)
     out = _compact(now)
-    if terminal and not unsealed:
+    if terminal:
         out["final"] = True
     if earlier["jobs"] or earlier["partial"]:
         out["earlierIterations"] = _compact(earlier)

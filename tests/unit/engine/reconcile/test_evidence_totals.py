@@ -49,12 +49,14 @@ def test_sums_over_the_seals_final_once_terminal():
     assert totals(status(), live, True, []) == {**running, "final": True}
 
 
-def test_a_job_that_ran_without_a_seal_keeps_the_totals_from_final():
+def test_a_job_that_ran_without_a_seal_is_named_partial_in_the_final_totals():
+    """A timed-out Job's workload never ended, so nothing sealed it: once the Workflow is terminal nothing more will
+    come, the totals are final and say which Job's evidence is missing (a bundle can be written, and says so)."""
     live = {"a": named("a", seal(32, 1, truncated=2)), "b": named("b", group="group-1"),
             "c": named("c", ran=False, group="group-2")}
     assert totals(status(), live, False, []) == {"rows": 32, "shards": 1, "jobs": 1, "truncated": 2}
     assert totals(status(), live, True, []) == {
-        "rows": 32, "shards": 1, "jobs": 1, "truncated": 2,
+        "rows": 32, "shards": 1, "jobs": 1, "truncated": 2, "final": True,
         "partial": ["b: no evidence sealed: its workload did not end while the run watched it"]}
 
 
