@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
 import resource
 import shutil
 import subprocess
@@ -36,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / ".collections")]
 
+from ansible_collections.cre.certification.plugins.module_utils.driver import bundle  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence import shards  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.gemm_burn_in import (  # noqa: E402
     MARKER,
@@ -87,16 +87,11 @@ def ours(nodes: int, seconds: int, gpus: int, out: Path) -> dict:
             names.append(name)
         rows += len(node_rows)
     sharded = time.perf_counter()
+    manifest = bundle.write_bundle(out / "bundle", {"bench": "evidence"},
+                                   ((shard_dir / name).read_bytes() for name in names),
+                                   {"rows": rows, "shards": len(names), "jobs": nodes, "truncated": 0}, [])
     target = components / "gpu.ndjson"
-    written = 0
-    with open(f"{target}.tmp", "wb", buffering=BLOCK) as handle:
-        for name in names:
-            for row in shards.decode((shard_dir / name).read_bytes()):
-                handle.write(shards.line(row))
-                written += 1
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(f"{target}.tmp", target)
+    written = manifest["totals"]["components"].get("gpu", 0)
     end = time.perf_counter()
     return {"rows": rows, "written": written, "partial": partial, "shards": len(names),
             "shard_bytes": sum((shard_dir / n).stat().st_size for n in names), "ndjson_bytes": target.stat().st_size,

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable
+from itertools import groupby
 from pathlib import Path
 from typing import IO, Any
 
@@ -105,16 +106,19 @@ def _components(directory: Path, shards: Iterable[bytes]) -> tuple[dict[str, _Wr
     try:
         for data in shards:
             count_shards += 1
-            for row in shard_format.decode(data):
-                component = row.get("component")
-                if component not in COMPONENTS:  # it names a file: only the schema's components
-                    raise BundleRefused(f"a row of shard {count_shards} has component {component!r}, not one of "
-                                        f"{', '.join(COMPONENTS)}")
-                if component not in files:
-                    files[component] = _Written(directory, f"{COMPONENTS_DIR}/{component}.ndjson")
-                    count_rows[component] = 0
-                files[component].write(shard_format.line(row))
-                count_rows[component] += 1
+            # The lines go through as the shard holds them (sha-checked against the seal): split by component, not
+            # parsed and written again, which would be most of a bundle's time.
+            for block in shard_format.blocks(data):
+                for component, run in groupby(block.splitlines(keepends=True), shard_format.component_of):
+                    if component not in COMPONENTS:  # it names a file: only the schema's components
+                        raise BundleRefused(f"a row of shard {count_shards} has component {component!r}, not one of "
+                                            f"{', '.join(COMPONENTS)}")
+                    if component not in files:
+                        files[component] = _Written(directory, f"{COMPONENTS_DIR}/{component}.ndjson")
+                        count_rows[component] = 0
+                    rows = list(run)
+                    files[component].write(b"".join(rows))
+                    count_rows[component] += len(rows)
     except BaseException:
         for written in files.values():
             written.discard()

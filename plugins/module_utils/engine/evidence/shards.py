@@ -65,10 +65,13 @@ class Encoded:
     truncated: list[Obj] = field(default_factory=list)
 
 
+# One encoder for every line: json.dumps with arguments builds a new encoder per call.
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
 def line(row: Row | Obj) -> bytes:
     """One NDJSON line: compact JSON, the schema's field order, UTF-8 as is."""
-    data = row.to_dict() if isinstance(row, Row) else row
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    return (_ENCODE(row.to_dict() if isinstance(row, Row) else row) + "\n").encode()
 
 
 def _compressor() -> Any:
@@ -141,20 +144,36 @@ def _truncated(row: Row | Obj, size: int) -> Obj:
             "reason": f"row over {ROW_BYTES // 1024} KiB compressed"}
 
 
-def decode(data: bytes) -> Iterator[Obj]:
-    """The rows of one shard's bytes, streamed (a stream that does not end cleanly raises zlib.error)."""
+def blocks(data: bytes) -> Iterator[bytes]:
+    """One shard's NDJSON in blocks of whole lines, streamed 64 KiB of gzip at a time (a stream that does not end
+    cleanly raises zlib.error)."""
     unzip = zlib.decompressobj(31)
     rest = b""
     for start in range(0, len(data), 1 << 16):
         rest += unzip.decompress(data[start:start + (1 << 16)])
-        *lines, rest = rest.split(b"\n")
-        for text in lines:
-            yield json.loads(text)
+        cut = rest.rfind(b"\n") + 1
+        if cut:
+            yield rest[:cut]
+            rest = rest[cut:]
     rest += unzip.flush()
     if not unzip.eof:
         raise zlib.error("the gzip stream ends early")
     if rest:
-        yield json.loads(rest)
+        yield rest
+
+
+def decode(data: bytes) -> Iterator[Obj]:
+    """The rows of one shard's bytes, streamed (a stream that does not end cleanly raises zlib.error)."""
+    for block in blocks(data):
+        yield from map(json.loads, block.splitlines())
+
+
+def component_of(text: bytes) -> str | None:
+    """The component of one of our NDJSON lines, without parsing it: the first `,"component":"` is the key (inside
+    a JSON string a quote is escaped). None when the line has none."""
+    start = text.find(b',"component":"') + 14
+    end = text.find(b'"', start) if start >= 14 else -1
+    return text[start:end].decode() if end > 0 else None
 
 
 def seal(attempt: int, encoded: Encoded, partial: str | None = None) -> Obj:

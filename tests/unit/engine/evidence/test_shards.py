@@ -82,3 +82,12 @@ def test_a_cut_shard_is_refused_not_read_short() -> None:
     data = shards.encode(_rows(50)).shards[0].data
     with pytest.raises(zlib.error):
         list(shards.decode(data[: len(data) // 2]))
+
+
+def test_a_line_s_component_is_read_without_parsing_it_even_when_a_string_mimics_the_key() -> None:
+    tricky = Row('n,"component":"step', "link", 0, None, None, "state", "down", None, "fail", ',"component":"group"')
+    text = shards.line(tricky)
+    assert shards.component_of(text) == "link"
+    assert shards.component_of(b'{"node":"n"}\n') is None
+    data = shards.encode([tricky, *_rows(3000)]).shards[0].data
+    assert b"".join(shards.blocks(data)) == gzip.decompress(data)
