@@ -172,10 +172,7 @@ def from_cluster(kube: Kube, directory: Path, report: Obj, stored: list[Workflow
     problems += [p for e in sealed for p in e.problems]
     if not problems:
         totals = evidence_store.totals((job, seal) for e in sealed for job, seal in _in_order(e.seals))
-        truncation = [{"workflow": e.workflow, "job": job, "attempt": seal.get("attempt"),
-                       "truncated": list(seal.get("truncated") or []), "partial": seal.get("partial")}
-                      for e in sealed for job, seal in _in_order(e.seals)
-                      if seal.get("truncated") or seal.get("partial")]
+        truncation = [entry for e in sealed for entry in _truncation(e)]
         data = (chunk for e in sealed for chunk in evidence_store.shard_data(kube, e))
         try:
             return write_bundle(directory, report, data, totals, truncation)
@@ -186,6 +183,19 @@ def from_cluster(kube: Kube, directory: Path, report: Obj, stored: list[Workflow
     raise DriverError(f"bundle_dir: no manifest written to {directory}: {'; '.join(problems)}; run "
                       "certification_results again once the run has ended (a Workflow still running is not final), "
                       "or run the certification again if its evidence in the cluster is damaged")
+
+
+def _truncation(stored: WorkflowEvidence) -> list[Obj]:
+    """Per Job of the Workflow: the rows its seal dropped and why its read is partial; and each Job the Workflow's
+    totals name as partial without a seal to say it (one that ran and never sealed, an earlier iteration's)."""
+    out = [{"workflow": stored.workflow, "job": job, "attempt": seal.get("attempt"),
+            "truncated": list(seal.get("truncated") or []), "partial": seal.get("partial")}
+           for job, seal in _in_order(stored.seals) if seal.get("truncated") or seal.get("partial")]
+    for entry in (stored.status or {}).get("partial") or []:
+        job, _sep, why = str(entry).partition(": ")
+        if job not in stored.seals:
+            out.append({"workflow": stored.workflow, "job": job, "attempt": None, "truncated": [], "partial": why})
+    return out
 
 
 def _in_order(seals: dict[str, Obj]) -> list[tuple[str, Obj]]:

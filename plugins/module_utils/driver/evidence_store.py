@@ -4,7 +4,9 @@ each other (engine/evidence/shards.py is the format).
 The shards are found by their labels (`cre.certification/evidence=rows,cre.certification/workflow=<wf>`), listed as
 metadata only (a shard's bytes are up to 1 MiB: the list of a large Workflow's would not fit in memory), then read
 one at a time in a fixed order: Jobs in natural name order, then attempt, then k. Only the attempt a Job's seal
-names counts; another attempt's shards, or a Job's with no seal, are ignored and reported. Every way the shards
+names counts; another attempt's shards, or a live Job's with no seal, are ignored and reported. A Job that is
+gone (an earlier iteration's, deleted when the next one started) took its seal with it: its last attempt's shards
+count, checked against their own annotations and, summed, against the Workflow's `earlierIterations`. Every way the shards
 and the seals disagree is one line in `problems`: a shard missing, an extra one, a sha256 that differs (from the
 annotation or from the seal), a row count that differs from the seal.
 """
@@ -49,6 +51,8 @@ class WorkflowEvidence:
     shards: list[ShardRef] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
+    # What the shards of Jobs that are gone (earlier iterations') hold: checked against earlierIterations.
+    earlier: dict[str, int] = field(default_factory=lambda: {"rows": 0, "shards": 0})
 
     @property
     def stored(self) -> bool:
@@ -73,9 +77,43 @@ def read(kube: Kube, workflow: Obj, jobs: dict[str, Obj]) -> WorkflowEvidence:
         labels = item.get("labels") or {}
         found.setdefault(labels.get(shards.LABEL_JOB, ""), []).append(item)
     for job in sorted(set(seals) | set(found), key=natural):
-        _match(out, job, seals.get(job), found.get(job, []))
+        if job in seals or job in jobs:
+            _match(out, job, seals.get(job), found.get(job, []))
+        else:
+            _earlier(out, job, found[job])
     _check_status(out)
     return out
+
+
+def _earlier(out: WorkflowEvidence, job: str, items: list[Obj]) -> None:
+    """The shards of a Job that is gone: a Job of a completed iteration, deleted when the next one started, whose
+    seal went with it (the Workflow keeps its sums in `status.evidence.earlierIterations`). Its last attempt's
+    shards count, checked against their own annotations: shards 1..K, each saying K, the bytes their sha256."""
+    attempts = {a for item in items if (a := shards.attempt_of({"metadata": item})) is not None}
+    if not attempts:
+        out.problems.append(f"ConfigMaps of Job {job}: no attempt label reads as a number")
+        return
+    last = max(attempts)
+    mine = [i for i in items if shards.attempt_of({"metadata": i}) == last]
+    for item in items:
+        if item not in mine:
+            out.ignored.append(f"ConfigMap {out.namespace}/{item.get('name', '')}: attempt "
+                               f"{(item.get('labels') or {}).get(shards.LABEL_ATTEMPT)} of Job {job}, whose last is "
+                               f"{last}")
+    positions = {p for item in mine if (p := _position(item)) is not None}
+    total = max((p[1] for p in positions), default=0)
+    if positions != {(k, total) for k in range(1, total + 1)} or len(mine) != total:
+        out.problems.append(f"Job {job} (an earlier iteration's): its shards of attempt {last} are "
+                            f"{sorted(positions)}, not 1..{total} of {total}")
+        return
+    for item in sorted(mine, key=lambda i: (_position(i) or (0, 0))[0]):
+        annotations = item.get("annotations") or {}
+        rows = annotations.get(shards.ANNOTATION_ROWS, "")
+        ref = ShardRef(item.get("name", ""), job, last, (_position(item) or (0, 0))[0],
+                       int(rows) if rows.isdigit() else 0, annotations.get(shards.ANNOTATION_SHA256, ""))
+        out.shards.append(ref)
+        out.earlier["rows"] += ref.rows
+        out.earlier["shards"] += 1
 
 
 def _position(item: Obj) -> tuple[int, int] | None:
@@ -162,10 +200,17 @@ def _check_status(out: WorkflowEvidence) -> None:
         out.problems.append(f"Workflow {out.namespace}/{out.workflow} has no status.evidence, yet its Jobs are sealed")
         return
     summed = totals(sorted(out.seals.items(), key=lambda s: natural(s[0])))
+    earlier = out.status.get("earlierIterations") or {}
     for key in ("rows", "shards", "jobs", "truncated"):
-        if out.status.get(key) != summed[key]:
+        if out.status.get(key) != summed[key] + int(earlier.get(key) or 0):
             out.problems.append(f"Workflow {out.namespace}/{out.workflow}: status.evidence.{key} is "
-                                f"{out.status.get(key)}, its Jobs' seals sum to {summed[key]}")
+                                f"{out.status.get(key)}, its Jobs' seals sum to {summed[key]}"
+                                + (f" and its earlier iterations' to {earlier.get(key) or 0}" if earlier else ""))
+    for key in ("rows", "shards"):
+        if int(earlier.get(key) or 0) != out.earlier[key]:
+            out.problems.append(f"Workflow {out.namespace}/{out.workflow}: status.evidence.earlierIterations.{key} "
+                                f"is {earlier.get(key) or 0}, the shards of its earlier iterations' Jobs hold "
+                                f"{out.earlier[key]}")
 
 
 def counted(kube: Kube, evidence: WorkflowEvidence) -> Iterator[tuple[ShardRef, bytes]]:

@@ -137,6 +137,21 @@ def test_truncated_rows_and_partial_reads_are_listed(tmp_path: Path) -> None:
          "truncated": [{"node": "node-0", "reason": "row over 256 KiB compressed"}]}]
 
 
+def test_a_job_that_timed_out_unsealed_is_listed_as_partial(tmp_path: Path) -> None:
+    """Its workload never ended, so nothing sealed it: the Workflow's final totals name it, and so does the bundle."""
+    seeded = seed(WORKFLOW, {"wf-group-0": dcgm_rows("node-0")})
+    unsealed = "wf-group-1: no evidence sealed: its workload did not end while the run watched it"
+    status = {**seeded.status, "partial": [unsealed]}
+    kube = EvidenceKube(seeded.configmaps)
+    stored = evidence_store.read(kube, {**WORKFLOW, "status": {"evidence": status}},
+                                 {"wf-group-0": job("wf-group-0", "wf", seeded.seals["wf-group-0"]),
+                                  "wf-group-1": job("wf-group-1", "wf", None)})
+    bundle.from_cluster(kube, tmp_path, REPORT, [stored])
+    assert json.loads((tmp_path / "truncation.json").read_text()) == [
+        {"workflow": "wf", "job": "wf-group-1", "attempt": None, "truncated": [],
+         "partial": "no evidence sealed: its workload did not end while the run watched it"}]
+
+
 # ---------------------------------------------------------------- read back
 
 

@@ -97,3 +97,33 @@ def test_the_workflows_totals_are_checked_against_its_jobs_seals() -> None:
     assert read.problems == ["Workflow default/wf: status.evidence.rows is 70, its Jobs' seals sum to 72"]
     missing = evidence_store.read(EvidenceKube(cms), WORKFLOW, jobs)
     assert missing.problems == ["Workflow default/wf has no status.evidence, yet its Jobs are sealed"]
+
+
+def _earlier_iteration() -> tuple[Obj, dict[str, Obj], list[Obj]]:
+    """wf-group-1's Job of iteration 1 is gone (deleted when iteration 2 started): its shards stay, its seal's sums
+    are in earlierIterations; iteration 2's Job is live and sealed."""
+    seeded = seed(WORKFLOW, {"wf-group-1-iter-1": dcgm_rows("node-01"), "wf-group-1-iter-2": dcgm_rows("node-01")})
+    gone = seeded.seals.pop("wf-group-1-iter-1")
+    earlier = evidence_store.totals([("wf-group-1-iter-1", gone)])
+    status = {**seeded.status, "earlierIterations": {k: v for k, v in earlier.items() if v}}
+    jobs = {n: job(n, "wf", s) for n, s in seeded.seals.items()}
+    return {**WORKFLOW, "status": {"evidence": status}}, jobs, seeded.configmaps
+
+
+def test_an_earlier_iteration_s_shards_count_against_its_sums_once_its_job_is_gone() -> None:
+    workflow, jobs, cms = _earlier_iteration()
+    kube = EvidenceKube(cms)
+    read = evidence_store.read(kube, workflow, jobs)
+    assert read.problems == [] and read.ignored == []
+    assert [r.job for r in read.shards] == ["wf-group-1-iter-1", "wf-group-1-iter-2"]
+    assert read.earlier == {"rows": 24, "shards": 1} and len(list(evidence_store.rows(kube, read))) == 48
+
+
+def test_an_earlier_iteration_s_lost_shard_is_a_problem() -> None:
+    workflow, jobs, cms = _earlier_iteration()
+    read = evidence_store.read(EvidenceKube(cms[1:]), workflow, jobs)
+    assert read.problems == [
+        "Workflow default/wf: status.evidence.earlierIterations.rows is 24, the shards of its earlier iterations' "
+        "Jobs hold 0",
+        "Workflow default/wf: status.evidence.earlierIterations.shards is 1, the shards of its earlier iterations' "
+        "Jobs hold 0"]
