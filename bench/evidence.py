@@ -134,7 +134,7 @@ def _child(*args: str) -> dict:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--seconds", type=int, default=1800, help="windows per GPU (1 s each)")
     parser.add_argument("--gpus", type=int, default=8)

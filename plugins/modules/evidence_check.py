@@ -20,7 +20,7 @@ description:
   - Reads a saved nccl-tests log (C(nccl-tests)) into one row per message size (busbw and algbw, GB/s, with the
     transport the log shows), or a Megatron-LM / NeMo training log (C(training)) into one row per step (step time,
     TFLOP/s per GPU), with the reader of the certification's own measurements; lines it refused are C(warn) rows,
-    and rows lost make the read partial (O(partial)).
+    and rows lost make the read partial (RV(partial)).
   - Runs on the controller. Reads only local files; writes nothing.
   - Accepts kubernetes.core's auth options and ignores them, like the other offline modules.
 author:
