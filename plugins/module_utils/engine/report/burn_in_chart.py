@@ -7,7 +7,8 @@ slow GPU is the line that sits apart from its seven neighbours on the same axes 
 exactly that, and make 8,000 charts of a 1,000-node fleet). Passing GPUs are one quiet grey, so the failing GPU's
 red and a warned GPU's orange are the only colours; every chart of the category shares one TFLOPS axis, so a node
 that runs slow as a whole (a lowered power limit) sits low against the floor. Nodes with a GPU that did not pass,
-a finding or a slow entry come first and open; the others are folded below them, as the per-GPU grid does.
+a finding or a slow entry come first and open; the others are folded below them, as the per-GPU grid does, each
+drawn as the band its GPUs span.
 Pure: dicts in, dicts and SVG text out, every text escaped.
 """
 from __future__ import annotations
@@ -27,6 +28,7 @@ STYLES = {"pass": (PASS_COLOUR, "1.2"), bi.WARN: (WARN_COLOUR, "2"), bi.FAIL: (F
 LABEL_GAP = 11  # a label's height at the chart's 11px font
 MINUTE_STEPS = (1, 2, 5, 10, 15, 30, 60, 120)
 LEGEND = (("bl-pass", "GPU (passed)"), ("bl-warn", "GPU that warned"), ("bl-fail", "GPU that failed"),
+          ("bl-band", "GPUs of a node that passed"),
           ("bl-median", "node median"), ("bl-floor", "floor"), ("bl-warmup", "warm-up (not judged)"))
 
 
@@ -64,8 +66,10 @@ def _minute_ticks(seconds: float) -> list[int]:
     return list(range(0, int(minutes) + 1, step))
 
 
-def node_svg(found: Obj, node: Obj, domain: tuple[float, float, float]) -> str:
-    """One node's chart: a line per GPU (at the middle of each window), the floor, the node median, the warm-up."""
+def node_svg(found: Obj, node: Obj, domain: tuple[float, float, float], band: bool = False) -> str:
+    """One node's chart: a line per GPU (at the middle of each window), the floor, the node median, the warm-up.
+    `band` (a node whose every GPU passed, folded away): its GPUs as one band from the lowest to the highest GPU of
+    each window, a fraction of the bytes of eight lines, so a 1,000-node page stays small."""
     low, high, seconds = domain
     window, plot_w, plot_h = _window(found), WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     name = str(node["node"])
@@ -106,13 +110,14 @@ def node_svg(found: Obj, node: Obj, domain: tuple[float, float, float]) -> str:
     # Passing GPUs first, so the warned and the failing ones are drawn over them.
     labels: list[tuple[float, str, int]] = []
     ordered = sorted(node.get("gpus") or [], key=lambda g: (g.get("outcome") == bi.FAIL, g.get("outcome") == bi.WARN))
-    for gpu in ordered:
+    for gpu in [] if band else ordered:
         points = _points(gpu)
         if not points:
             continue
         outcome = str(gpu.get("outcome") or "")
         colour, width = STYLES.get(outcome, STYLES["pass"])
-        path = " ".join(f"{'M' if i == 0 else 'L'}{x((w + 0.5) * window)} {y(v)}" for i, (w, v) in enumerate(points))
+        # Whole pixels and the implicit lineto after M: 1,000 nodes of 8 GPUs stay a few MB.
+        path = "M" + " ".join(f"{round(x((w + 0.5) * window))} {round(y(v))}" for w, v in points)
         rules = ", ".join(dict.fromkeys(str(f.get("rule")) for f in gpu.get("findings") or []))
         title = (f"GPU {gpu['index']}" + (f" ({gpu['uuid']})" if gpu.get("uuid") else "")
                  + f": median {bi.number(gpu.get('median'))} TFLOPS, {outcome}" + (f" ({rules})" if rules else ""))
@@ -121,9 +126,27 @@ def node_svg(found: Obj, node: Obj, domain: tuple[float, float, float]) -> str:
                      f'stroke-width="{width}"><title>{escape(title)}</title></path>')
         if outcome in (bi.FAIL, bi.WARN):
             labels.append((y(points[-1][1]) + 4, colour, gpu["index"]))
-    parts += _labels(labels, LEFT + plot_w + 4)
+    parts += _band(node, x, y, window) if band else _labels(labels, LEFT + plot_w + 4)
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _band(node: Obj, x: Any, y: Any, window: float) -> list[str]:
+    """The node's GPUs as one shape: along the highest GPU of each window, back along the lowest."""
+    by_window: dict[float, list[float]] = {}
+    for gpu in node.get("gpus") or []:
+        for at, value in _points(gpu):
+            by_window.setdefault(at, []).append(value)
+    if not by_window:
+        return []
+    windows = sorted(by_window)
+    edge = [(w, max(by_window[w])) for w in windows] + [(w, min(by_window[w])) for w in reversed(windows)]
+    medians = [g["median"] for g in node.get("gpus") or [] if isinstance(g.get("median"), (int, float))]
+    title = (f"{len(node.get('gpus') or [])} GPUs, every one passed"
+             + (f": medians {bi.number(min(medians))} to {bi.number(max(medians))} TFLOPS" if medians else ""))
+    path = "M" + " ".join(f"{round(x((w + 0.5) * window))} {round(y(v))}" for w, v in edge) + "Z"
+    return [f'<path class="gpu-band" d="{path}" fill="{PASS_COLOUR}" fill-opacity="0.6" stroke="{PASS_COLOUR}" '
+            f'stroke-width="1"><title>{escape(title)}</title></path>']
 
 
 def _labels(labels: list[tuple[float, str, int]], at: float) -> list[str]:
@@ -149,8 +172,9 @@ def _node_view(found: Obj, node: Obj, domain: tuple[float, float, float], slow: 
     told += [{"css": "finding-warn", "text": e["text"]} for e in slow if e["node"] == node["node"]]
     outcomes = {str(g.get("outcome")) for g in node.get("gpus") or []}
     worst = next((o for o in (bi.FAIL, bi.WARN) if o in outcomes), "pass")
-    return {"node": node["node"], "outcome": worst, "svg": pages.markup(node_svg(found, node, domain)),
-            "findings": told}
+    passed = worst == "pass" and not told
+    return {"node": node["node"], "outcome": worst, "passed": passed, "findings": told,
+            "svg": pages.markup(node_svg(found, node, domain, band=passed))}
 
 
 def view(category: Obj) -> Obj | None:
@@ -163,8 +187,7 @@ def view(category: Obj) -> Obj | None:
     floor = found.get("floor") or {}
     return {"facts": bi.facts_line(found), "provisional": bool(floor.get("provisional")),
             "legend": [{"css": css, "text": text} for css, text in LEGEND],
-            "attention": [n for n in nodes if n["outcome"] != "pass" or n["findings"]],
-            "passing": [n for n in nodes if n["outcome"] == "pass" and not n["findings"]],
+            "attention": [n for n in nodes if not n["passed"]], "passing": [n for n in nodes if n["passed"]],
             "slow": [{"node": e["node"], "index": "-" if e["index"] is None else e["index"],
                       "ratio": f"{e['ratio']:.3f}" if isinstance(e.get("ratio"), (int, float)) else "-",
                       "message": e["message"]} for e in slow]}

@@ -47,7 +47,8 @@ li.finding-fail{color:#c62828;font-weight:600}li.finding-warn{color:#8a4b00}
 .bl{display:inline-block;margin:0 14px 4px 0;font-size:12px}.bl::before{content:"";display:inline-block;width:26px;
 height:0;margin-right:5px;vertical-align:middle;border-top:2px solid #90a4ae}.bl-warn::before{border-top-color:#ef6c00}
 .bl-fail::before{border-top:3px solid #c62828}.bl-median::before{border-top:2px dotted #1565c0}
-.bl-floor::before{border-top:2px dashed #444}.bl-warmup::before{height:10px;border:0;background:#ececec}
+.bl-floor::before{border-top:2px dashed #444}
+.bl-band::before{height:8px;border:0;background:#bcc8ce}.bl-warmup::before{height:10px;border:0;background:#ececec}
 .evidence-final{color:#1a7f37}.evidence-partial{color:#b26a00;font-weight:600}.evidence-missing{color:#c62828;font-weight:600}
 """
 
