@@ -100,6 +100,14 @@ fleet:
           C(message)), C(duration), C(error) (C(kind), C(task), C(message), C(hint) - what to do; null when none), C(folder).
       type: list
       elements: dict
+    burnIn:
+      description:
+        - The burn-in fleet rule across the clusters, null when no host's report has a burn-in - C(groups) per GPU
+          product and dtype (C(product), C(dtype), C(median) over every GPU's median, C(gpus), C(nodes),
+          C(clusters)) and C(slow), the GPUs below 0.92x and the nodes below 0.95x that median, as warnings
+          (C(host), C(category), C(node), C(index) - null for a node, C(product), C(dtype), C(median), C(ratio),
+          C(message), C(text)).
+      type: dict
   sample: {title: Fleet Certification Report, result: PASSED, hosts: 1, counts: {PASSED: 1}, rows: []}
 summary:
   description: One line per host naming its verdict (or its error), then the fleet's.

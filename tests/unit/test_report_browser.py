@@ -1,6 +1,6 @@
 """fleet.html and report.html in headless Chromium: a non-blank screenshot, and a DOM with the hosts, their
 verdicts, the heat-map cells (with their hover text), the bandwidth curves, the trend charts, the "Compared
-with" section and the per-GPU grid. Fails (never skips) without chromium: `make setup` installs it."""
+with" section, the per-GPU grid and the burn-in charts. Fails (never skips) without chromium: `make setup` installs it."""
 from __future__ import annotations
 
 import json
@@ -11,6 +11,7 @@ from ansible_collections.cre.certification.plugins.module_utils.driver.fleet imp
 from ansible_collections.cre.certification.plugins.module_utils.engine.report import charts
 from ansible_collections.cre.certification.plugins.module_utils.engine.report.html import report_html
 from tests.browser import check_fleet, check_page
+from tests.unit.engine.report.burn_in_reports import burn_in_report
 from tests.unit.engine.report.gpu_reports import MEMORY_MESSAGE, gpu_report
 
 DATA = Path(__file__).parent / "engine" / "data" / "report"
@@ -104,3 +105,28 @@ def test_gpu_grid_shows_the_failing_gpu_with_its_test(tmp_path: Path) -> None:
     passed.update(outcome="pass", failures=[])
     page.write_text(report_html(report))
     assert red - check_page(page, tmp_path / "passed.png", "1280,2000").colours.get(_rgb(FAIL_RED), 0) > 1000
+
+
+def test_burn_in_chart_shows_the_failing_gpu_series_and_its_finding(tmp_path: Path) -> None:
+    """gpu-node-002's GPU 5 (0.9x, failing node-median) is a red line in its node's chart, in the open part of the
+    section, with its finding beside it; the same GPU passing takes its red line off the screen."""
+    report = burn_in_report()
+    page = tmp_path / "report.html"
+    page.write_text(report_html(report))
+    dom = check_page(page, tmp_path / "report.png", "1280,2400")
+    order = [(tag, attrs) for tag, attrs in dom.tags if (tag, attrs.get("class")) in (
+        ("figure", "burn-in-node"), ("path", "gpu-series gpu-series-fail"), ("details", "burn-in-passing"))]
+    figures = [attrs.get("data-node") for tag, attrs in order if tag == "figure"]
+    assert figures == ["gpu-node-002", "gpu-node-003", "gpu-node-004", "gpu-node-001"]
+    # The failing line sits in gpu-node-002's figure, before the fold of the nodes whose every GPU passed.
+    assert order[1] == ("path", {"class": "gpu-series gpu-series-fail", "data-gpu": "5", "data-outcome": "fail",
+                                 "d": order[1][1]["d"], "fill": "none", "stroke": FAIL_RED, "stroke-width": "2.5"})
+    assert [tag for tag, _a in order].index("details") > 1
+    text = [t.strip() for t in dom.text if t.strip()]
+    assert ("gpu-node-002 GPU 5: node-median: median 542.7 TFLOPS is 9.2% below the node median 598.0 in windows "
+            "2-21 (fail above 5%)") in text
+    assert "floor 490.0 provisional" in text
+    red = dom.colours.get(_rgb(FAIL_RED), 0)
+    report["categories"][0]["burnIn"]["nodes"][1]["gpus"][5]["outcome"] = "pass"
+    page.write_text(report_html(report))
+    assert red - check_page(page, tmp_path / "passed.png", "1280,2400").colours.get(_rgb(FAIL_RED), 0) > 300

@@ -73,7 +73,7 @@ def fleet_report(args: Obj, check_mode: bool) -> Obj:
     if not rows:
         raise InputError("report_dir", f"no cluster report under {', '.join(report_dirs)}: each host's folder "
                                        f"holds {REPORT} (run playbooks/certify.yml first)")
-    built = fleet.build_fleet(rows)
+    built = fleet.build_fleet(rows, reports)
     dest = os.path.abspath(args["dest"] or report_dirs[0])
     contents = {"fleet.json": json.dumps(built, indent=2, sort_keys=True) + "\n",
                 "fleet.md": fleet_markdown(built, reports), "fleet.html": fleet_html(built, reports)}

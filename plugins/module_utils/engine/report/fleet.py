@@ -1,6 +1,7 @@
 """The fleet report: one row per inventory host, from its folder's report.json (a CertReport) and status.json (what
 the play recorded: when it ran, whether it hit its timeout, or the error that stopped it). A row counts its
-failing GPUs beside its failed nodes, the fleet their total.
+failing GPUs beside its failed nodes, the fleet their total; the burn-in fleet rule names the slow GPUs and nodes
+across the clusters.
 
 status.json: `{host, state: reported|error, started, finished, timedOut, task, message}` (times RFC 3339 UTC).
 A host whose run stopped on an error shows the error, never the report an earlier run left in its folder.
@@ -14,6 +15,7 @@ from typing import Any
 from ..api.objects import go_duration, parse_time
 from . import gpu_evidence as ge
 from .certreport import FAILED, INCOMPLETE, PASSED, RUNNING
+from .fleet_burn_in import fleet_burn_in
 from .text import natural, seconds
 
 FLEET_TITLE = "Fleet Certification Report"
@@ -165,14 +167,17 @@ def overall(rows: list[Obj]) -> str:
     return PASSED if rows else RUNNING
 
 
-def build_fleet(rows: list[Obj]) -> Obj:
+def build_fleet(rows: list[Obj], reports: dict[str, Obj] | None = None) -> Obj:
+    """The fleet from its rows, and `burnIn` (the burn-in fleet rule across the clusters, fleet_burn_in; None when
+    no report has a burn-in) from `reports`: host -> the CertReport its row shows."""
     ordered = sorted(rows, key=lambda r: natural(r["host"]))
     counts: dict[str, int] = {}
     for row in ordered:
         counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
     counted = [r["failingGpus"] for r in ordered if r.get("failingGpus") is not None]
     return {"title": FLEET_TITLE, "result": overall(ordered), "hosts": len(ordered),
-            "counts": dict(sorted(counts.items())), "failingGpus": sum(counted) if counted else None, "rows": ordered}
+            "counts": dict(sorted(counts.items())), "failingGpus": sum(counted) if counted else None, "rows": ordered,
+            "burnIn": fleet_burn_in(reports or {})}
 
 
 def summary_line(row: Obj) -> str:

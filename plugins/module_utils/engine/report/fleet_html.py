@@ -1,13 +1,15 @@
 """fleet.html: the fleet table (a row per inventory host: verdict, categories, failed nodes with reasons, failing
 GPUs, duration, the error that stopped it, the change since its last certification and its repeat offenders) with
-the fleet's failing GPUs, then per cluster its report body (matrix, figures, pictures, per-GPU grid). Rendered from
-templates/fleet.html.j2; self-contained."""
+the fleet's failing GPUs, the burn-in across the clusters (each product's fleet median, the slow GPUs and nodes),
+then per cluster its report body (matrix, figures, pictures, per-GPU grid). Rendered from templates/fleet.html.j2;
+self-contained."""
 from __future__ import annotations
 
 from typing import Any
 
 from . import pages
 from .fleet import ERROR, gpus_text, offenders_text, since_text
+from .fleet_burn_in import group_text
 from .html import STYLE, view
 
 Obj = dict[str, Any]
@@ -35,4 +37,13 @@ def fleet_html(fleet: Obj, reports: dict[str, Obj]) -> str:
     return pages.render("fleet.html.j2", title=fleet["title"], style=pages.markup(STYLE), result=fleet["result"],
                         hosts=fleet["hosts"], counts=", ".join(f"{count} {name}" for name, count in fleet["counts"].items()),
                         rows=[_row(row, reports) for row in fleet["rows"]], sections=sections,
-                        failing_gpus=fleet.get("failingGpus"))
+                        failing_gpus=fleet.get("failingGpus"), burn_in=_burn_in(fleet))
+
+
+def _burn_in(fleet: Obj) -> Obj | None:
+    found = fleet.get("burnIn")
+    if not found:
+        return None
+    return {"groups": [group_text(g) for g in found["groups"]],
+            "slow": [{"host": s["host"], "node": s["node"], "index": "-" if s["index"] is None else s["index"],
+                      "ratio": f"{s['ratio']:.3f}", "message": s["message"]} for s in found["slow"]]}

@@ -1,4 +1,5 @@
-"""fleet.md: the fleet table (a row per inventory host), then per cluster the change since its last certification,
+"""fleet.md: the fleet table (a row per inventory host), the burn-in across the clusters (each product's fleet
+median, the slow GPUs and nodes), then per cluster the change since its last certification,
 its repeat offenders, its node × category matrix and its group bandwidth by rack/clique (the heat map's figures,
 as text)."""
 from __future__ import annotations
@@ -7,6 +8,7 @@ from typing import Any
 
 from .comparison_text import offender_lines
 from .fleet import ERROR, fleet_counts, gpus_text, since_text
+from .fleet_burn_in import group_text
 from .heatmap import rows as heatmap_rows
 from .text import md_cell, natural
 
@@ -24,6 +26,17 @@ def fleet_table(fleet: Obj) -> list[str]:
                      f"| {md_cell(failed or '-')} | {gpus_text(row) or '-'} | {row['duration'] or '-'} "
                      f"| {md_cell(error or '-')} |")
     return lines
+
+
+def burn_in_lines(fleet: Obj) -> list[str]:
+    """The burn-in across the clusters: each product and dtype's fleet median, then every slow GPU or node as a
+    warning; nothing when no report has a burn-in."""
+    found = fleet.get("burnIn")
+    if not found:
+        return []
+    lines = ["## Burn-in across the clusters", "", *(f"- {md_cell(group_text(g))}" for g in found["groups"]), ""]
+    slow = [f"- warning: {md_cell(s['text'])}" for s in found["slow"]]
+    return lines + (slow + [""] if slow else ["No GPU or node is slow against the fleet.", ""])
 
 
 def history_lines(row: Obj, report: Obj) -> list[str]:
@@ -66,7 +79,7 @@ def bandwidth_lines(report: Obj) -> list[str]:
 def fleet_markdown(fleet: Obj, reports: dict[str, Obj]) -> str:
     """`reports`: host -> the CertReport its row shows (hosts stopped by an error have none)."""
     lines = [f"# {fleet['title']}", "", f"Result: {fleet['result']} ({fleet_counts(fleet)})", "",
-             *fleet_table(fleet), ""]
+             *fleet_table(fleet), "", *burn_in_lines(fleet)]
     for row in fleet["rows"]:
         report = reports.get(row["host"])
         if report is None:

@@ -3,7 +3,8 @@ from the Jinja2 templates in templates/ (autoescape on).
 
 Verdict, categories with their figures, the "Compared with" section (report["comparison"]), the node × category
 matrix, failed nodes with reasons, severities and actions, the remedies, and per category its bandwidth chart,
-group-bandwidth heat map, trend charts, bandwidth table and per-GPU evidence (gpu_grid: the node × GPU grid).
+group-bandwidth heat map, trend charts, bandwidth table, burn-in charts (burn_in_chart: a small chart per node of its
+GPUs' TFLOPS over time) and per-GPU evidence (gpu_grid: the node × GPU grid).
 Pure: the report in, HTML text out; `view` turns a report into what the templates show, every picture built by a
 pure function that escapes its text.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import charts, comparison_text, gpu_grid, pages
+from . import burn_in_chart, charts, comparison_text, gpu_grid, pages
 from .certreport import TITLE
 from .heatmap import heatmap_svg
 from .text import natural, size_text
@@ -38,6 +39,16 @@ table.gpu-grid td.gpu{min-width:64px;white-space:nowrap;font-size:12px;text-alig
 45deg,transparent 0 5px,rgba(255,255,255,.6) 5px 10px);font-style:italic}
 td.gpu-missing,span.gpu-missing{background:#fff;color:#c62828;border:2px dashed #c62828}
 .gpu-legend span.gpu{display:inline-block;padding:1px 8px;margin:0 6px 4px 0;font-size:12px}
+div.burn-in-nodes{display:flex;flex-wrap:wrap;gap:8px 20px}
+figure.burn-in-node{display:flex;gap:8px;margin:0;align-items:flex-start}
+svg.burn-in-chart text{font-size:11px}svg.burn-in-chart .chart-title{font-weight:600;font-size:12px}
+ul.burn-in-findings{max-width:420px;margin:18px 0 0;padding-left:16px;font-size:12px}
+li.finding-fail{color:#c62828;font-weight:600}li.finding-warn{color:#8a4b00}
+.bl{display:inline-block;margin:0 14px 4px 0;font-size:12px}.bl::before{content:"";display:inline-block;width:26px;
+height:0;margin-right:5px;vertical-align:middle;border-top:2px solid #90a4ae}.bl-warn::before{border-top-color:#ef6c00}
+.bl-fail::before{border-top:3px solid #c62828}.bl-median::before{border-top:2px dotted #1565c0}
+.bl-floor::before{border-top:2px dashed #444}
+.bl-band::before{height:8px;border:0;background:#bcc8ce}.bl-warmup::before{height:10px;border:0;background:#ececec}
 .evidence-final{color:#1a7f37}.evidence-partial{color:#b26a00;font-weight:600}.evidence-missing{color:#c62828;font-weight:600}
 """
 
@@ -81,19 +92,20 @@ def _matrix(report: Obj) -> Obj:
 
 
 def _details(report: Obj) -> list[Obj]:
-    """Per category with figures or evidence: its bandwidth chart, heat map, trend charts, bandwidth table and
-    per-GPU grid."""
+    """Per category with figures or evidence: its bandwidth chart, heat map, trend charts, bandwidth table, burn-in
+    charts and per-GPU grid."""
     found = comparison_text.comparison(report)
     out = []
     for category in report.get("categories") or []:
         key = category_key(category)
         chart, heatmap = charts.bandwidth_svg(category, key, found), heatmap_svg(category)
-        trends, evidence = charts.trends(key, found), gpu_grid.grid(category)
+        trends, evidence, burn_in = charts.trends(key, found), gpu_grid.grid(category), burn_in_chart.view(category)
         bandwidth = [{"size": size_text(b["size"]), "algBW": f"{b['algBW']:.2f}", "busBW": f"{b['busBW']:.2f}",
                       "samples": b["samples"]} for b in category.get("bandwidth") or []]
-        if chart or heatmap or trends or bandwidth or evidence:
+        if chart or heatmap or trends or bandwidth or evidence or burn_in:
             out.append({"key": key, "chart": pages.markup(chart), "heatmap": pages.markup(heatmap),
                         "trends": [pages.markup(t) for t in trends], "bandwidth": bandwidth, "evidence": evidence,
+                        "burnIn": burn_in,
                         "image": category.get("image") or "", "threshold": category.get("threshold") or ""})
     return out
 

@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 
 from ..api.vocabulary import FAILED as PHASE_FAILED
 from ..api.vocabulary import SUCCEEDED as PHASE_SUCCEEDED
+from . import burn_in as bi
 from . import comparison_text, diagnose_report
 from . import gpu_evidence as ge
 from .certreport import AVG_STEP_TIME, AVG_TFLOPS, BUS_BW, GOODPUT_RATIO, node_verdict
@@ -48,7 +49,7 @@ def _suite(root: ET.Element, report: dict, cat: dict) -> dict[str, int]:
     figures = _figures(cat)
     _properties(suite, diagnose_report.diagnose_properties(cat))
     confirmed = diagnose_report.confirmed_nodes(cat)
-    gpu_lines = ge.gpu_lines(cat)
+    gpu_lines, burn_in = ge.gpu_lines(bi.without_gemm(cat)), bi.node_lines(cat)
     cases = list(cat["nodes"].items())
     if not cases:
         status = {PHASE_FAILED: NODE_FAILED, PHASE_SUCCEEDED: NODE_PASSED}.get(cat["status"], NODE_PENDING)
@@ -62,7 +63,8 @@ def _suite(root: ET.Element, report: dict, cat: dict) -> dict[str, int]:
             properties["diagnose"] = role
         properties.update(comparison_text.junit_properties(report, key, node, verdict))
         _properties(case, properties)
-        outcome = _outcome(case, verdict, f"category {key} is {cat['status']}", gpu_lines.get(node, []))
+        fails, warns = burn_in.get(node, ([], []))
+        outcome = _outcome(case, verdict, f"category {key} is {cat['status']}", fails + gpu_lines.get(node, []), warns)
         if outcome:
             counts[outcome] += 1
     for fault in (cat.get("diagnose") or {}).get("infrastructureFaults") or []:
@@ -87,10 +89,11 @@ def _properties(parent: ET.Element, properties: dict[str, str]) -> None:
             ET.SubElement(holder, "property", name=prop, value=value)
 
 
-def _outcome(case: ET.Element, verdict: dict, pending: str, gpu_lines: list[str]) -> str:
+def _outcome(case: ET.Element, verdict: dict, pending: str, gpu_lines: list[str], warnings: list[str]) -> str:
     """The testcase's <failure> or <skipped>; the count it adds to ("failures", "skipped" or "" for a pass). The
     node's GPU findings (`GPU 3 (GPU-…): memory failed: …`, warnings prefixed) follow a failure's text, and are
-    the <system-out> of a node that did not fail."""
+    the <system-out> of a node that did not fail; `warnings` (a burn-in's warned findings and slow GPUs) are
+    always its <system-out>."""
     if verdict["status"] == NODE_FAILED:
         message = verdict["message"] or (f"group {verdict['group']} failed" if verdict["group"] else "")
         failure = ET.SubElement(case, "failure", message=message)
@@ -98,9 +101,11 @@ def _outcome(case: ET.Element, verdict: dict, pending: str, gpu_lines: list[str]
             failure.set("type", verdict["reason"])
         failure.text = "\n".join([f"{verdict['reason']}: {message}" if verdict["reason"] else message,
                                   *(line for line in gpu_lines if line not in message)])  # the message may name one
+        if warnings:
+            ET.SubElement(case, "system-out").text = "\n".join(warnings)
         return "failures"
-    if gpu_lines:
-        ET.SubElement(case, "system-out").text = "\n".join(gpu_lines)
+    if gpu_lines or warnings:
+        ET.SubElement(case, "system-out").text = "\n".join(gpu_lines + warnings)
     if verdict["status"] == NODE_SKIPPED:
         ET.SubElement(case, "skipped", message=verdict["message"])
         return "skipped"
