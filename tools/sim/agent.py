@@ -1,6 +1,6 @@
 """The cluster's node-health agent, as NVSentinel would be, the NVIDIA DRA driver's ComputeDomain controller
 (`computedomain.reconcile`), the workloads' own output (`logs/`: `workload_logs.emit`, `training_logs`, `dcgm_logs`:
-the DCGM diagnostics, `gemm_logs`: the worked example's GEMM burn-in) and a storage provisioner
+the DCGM diagnostics, `gemm_logs`: the worked example's GEMM goodput run) and a storage provisioner
 (`volumes.provision`).
 
 The health agent quarantines (cordons) a node whose GPU is marked unhealthy (`sim fault --kind hardware`) as soon
@@ -92,7 +92,7 @@ def main(kubeconfig: str) -> None:
     # The log styles `cluster.log_style` saves, beside the kubeconfig (a Source per thread: no shared cache).
     state = Path(kubeconfig).parent / STATE_FILE
     trainer = training_logs.Trainer(logs_dir, log_style.Source(state))
-    burn_in = gemm_logs.BurnIn(logs_dir)
+    gemm_run = gemm_logs.GemmRun(logs_dir)
     diagnostics = dcgm_logs.Diagnostics(logs_dir, state)
 
     def clients() -> tuple[client.CoreV1Api, client.CustomObjectsApi]:
@@ -126,7 +126,7 @@ def main(kubeconfig: str) -> None:
               (functools.partial(workload_logs.emit, nccl[0], nccl[1], logs_dir, served, pods,
                                  log_style.Source(state)), SLOW_POLL_SECONDS),
               (functools.partial(trainer.tick, training[0], training[1], pods, nodes), SLOW_POLL_SECONDS),
-              (functools.partial(burn_in.tick, burning[1], pods, nodes), SLOW_POLL_SECONDS),
+              (functools.partial(gemm_run.tick, burning[1], pods, nodes), SLOW_POLL_SECONDS),
               (functools.partial(diagnostics.tick, *diagnosing, pods), SLOW_POLL_SECONDS),
               (functools.partial(volumes.provision, storage[0], volumes_kept, claims), SLOW_POLL_SECONDS)]
     if domain_caches:

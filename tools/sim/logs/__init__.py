@@ -6,7 +6,7 @@
   (the result tables of two nccl-tests generations) and `launcher_prefix` (srun, mpirun, torchrun line prefixes).
 - `training_logs`: the Megatron training pods' lines as they run (stall and crash faults, checkpoints, resume),
   in the shapes of `training_styles`.
-- `gemm_logs`: the worked example's GEMM burn-in (docs/catalog-entries.md).
+- `gemm_logs`: the worked example's GEMM goodput run (docs/catalog-entries.md).
 - `mpirun_output`: what Open MPI's mpirun prints when it cannot reach a worker (`ranks` prints it).
 - `log_style`: the style per cluster and namespace (`python -m tools.sim log-style`) the writers print in.
 """
