@@ -107,7 +107,7 @@ def test_a_window_s_nvml_samples_or_the_reasons_and_average_the_power() -> None:
 
 
 def test_without_torch_it_says_so_in_one_line_and_exits_2(capsys: pytest.CaptureFixture[str],
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "torch", None)   # an image without PyTorch
     assert harness.main(["--duration-s", "60"]) == 2
     out = capsys.readouterr()
@@ -116,7 +116,7 @@ def test_without_torch_it_says_so_in_one_line_and_exits_2(capsys: pytest.Capture
 
 
 def test_without_pynvml_it_says_so_and_installs_nothing(capsys: pytest.CaptureFixture[str],
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "torch", types.ModuleType("torch"))
     monkeypatch.setitem(sys.modules, "pynvml", None)
     assert harness.main([]) == 2
