@@ -124,9 +124,9 @@ categories:
       type: str
   sample: [{domain: communication, variant: nccl-all-reduce, description: NCCL all-reduce bus bandwidth across nodes,
             minGPUs: 0, perNode: false, timeoutPerJob: 1h, iterations: 1, source: builtin},
-           {domain: compute, variant: gemm-burn-in, description: GEMM burn-in on every GPU, minGPUs: 0,
+           {domain: compute, variant: gemm-goodput, description: GEMM goodput run on every GPU, minGPUs: 0,
             perNode: true, timeoutPerJob: 30m, iterations: 1, source: user,
-            path: /home/me/catalog/compute/gemm-burn-in.yaml}]
+            path: /home/me/catalog/compute/gemm-goodput.yaml}]
 problems:
   description:
     - The user entries refused (only without O(domain)/O(variant)), each with its C(file), its field C(path) (empty

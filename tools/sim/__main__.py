@@ -27,7 +27,14 @@ FAULTS = """fault kinds (fault NODE --kind KIND):
   dcgm      with --gpu N --test TEST: `dcgmi diag` fails TEST on GPU N of the node (DCGM's message and error
             code in its JSON, dcgmi's exit code 205 or 226) when the level runs TEST; --test all-skip: every
             test of GPU N is Skip (DCGM still exits 0). Each call adds one; several GPUs and tests add up
-  none      clears every fault of the node (its DCGM ones too)
+GEMM burn-in faults on GPU N (the next `compute/gemm-burn-in` run on the node; several GPUs and kinds add up):
+  gpu-slow      --gpu N --factor F: its TFLOPS and SM clock times F
+  gpu-throttle  --gpu N --reason {hw_slowdown,hw_thermal,hw_power_brake,sw_power_cap} [--after-minutes M]: from
+                minute M the reason shows and the figure drops (hardware reasons 15%, sw_power_cap 3%)
+  gpu-degrade   --gpu N --factor F: after the warm-up its figure falls steadily to F times its own by the end
+  gpu-wrong     --gpu N: every window's result check is wrong (the harness exits 1)
+  power-limit   --gpu N --factor F: its enforced power limit is F times the default, its figure lower
+  none      clears every fault of the node (its DCGM and burn-in GPU ones too)
 link faults (fault DOMAIN_A --kind link --peer DOMAIN_B [--factor F]):
   groups with nodes in both topology domains (values of one label: clique, rack, network layer, block) print
   times F; each domain alone passes. `fault DOMAIN_A --kind none` clears the domain's link faults.
@@ -41,9 +48,13 @@ def _fault_parser(sub: argparse._SubParsersAction) -> None:
     p_fault.add_argument("node", help="the node; for --kind link (and clearing one) a topology domain")
     p_fault.add_argument("--kind", required=True, choices=faults.FAULT_KINDS)
     p_fault.add_argument("--factor", type=float, default=None,
-                         help="slow, link, nvlink: the bandwidth factor (default: slow 0.5, link 0.5, nvlink 0.25)")
+                         help="slow, link, nvlink: the bandwidth factor (default: slow 0.5, link 0.5, nvlink 0.25); "
+                              "gpu-slow, gpu-degrade, power-limit: the GPU's factor (required)")
     p_fault.add_argument("--peer", default="", help="link: the domain on the other side of the faulty link")
-    p_fault.add_argument("--gpu", type=int, default=None, help="dcgm: the GPU's index on the node")
+    p_fault.add_argument("--gpu", type=int, default=None, help="dcgm and the burn-in kinds: the GPU's index on the node")
+    p_fault.add_argument("--reason", default=None, help="gpu-throttle: the NVML throttle reason that shows")
+    p_fault.add_argument("--after-minutes", type=float, default=None,
+                         help="gpu-throttle: the minute of the run from which it throttles (default 0)")
     p_fault.add_argument("--test", default=None,
                          help=f"dcgm: the failing test as DCGM's JSON names it ({', '.join(dcgm_tests.names())}), "
                               f"or {dcgm_tests.ALL_SKIP}")
@@ -101,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "status":
             print(json.dumps(cluster.status(), indent=2))
         elif args.cmd == "fault":
-            faults.fault(args.name, args.node, args.kind, args.factor, args.peer, args.gpu, args.test)
+            faults.fault(args.name, args.node, args.kind, args.factor, args.peer, args.gpu, args.test, args.reason,
+                         args.after_minutes)
         elif args.cmd == "restart":
             cluster.restart(args.name, args.component, args.down_seconds)
         elif args.cmd == "pod-ms":

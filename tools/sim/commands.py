@@ -19,6 +19,9 @@ mention that is not a command (`command -v sshd`, `echo sshd -D`).
 Runs mpirun: `mpirun` or `mpiexec` (any path) is a word of argv or of a script in it.
 
 Runs a DCGM diagnostic: `dcgmi` (any path) followed by the word `diag`, in argv or in a script in it.
+
+Runs the GEMM burn-in harness (`compute/gemm-burn-in`): `gemm_burn_in.py` (any path) is a word of argv or of a
+script in it.
 """
 from __future__ import annotations
 
@@ -39,6 +42,7 @@ SSHD = (rf"^(?:{_SHELL_SCRIPT})?{_PREFIX}(?:[^ \t\x1f\n;&|]*/)?sshd"
         r"(?:[^\n;&|]|[<>]&)*(?:$|[\n;|]|&&)")
 MPIRUN = rf"(?:^|[ \t\x1f\n;&|(/])(?:mpirun|mpiexec){_WORD_END}"
 DCGMI_DIAG = rf"(?:^|[ \t\x1f\n;&|(/])dcgmi[ \t\x1f]+diag{_WORD_END}"
+GEMM_BURN_IN = rf"(?:^|[ \t\x1f\n;&|(/])gemm_burn_in\.py{_WORD_END}"
 
 Obj = dict[str, Any]
 
@@ -64,6 +68,10 @@ def runs_mpirun(container: Obj) -> bool:
 
 def runs_dcgmi_diag(container: Obj) -> bool:
     return _matches(DCGMI_DIAG, argv(container))
+
+
+def runs_gemm_burn_in(container: Obj) -> bool:
+    return _matches(GEMM_BURN_IN, argv(container))
 
 
 def jq_any_container(pattern: str) -> str:

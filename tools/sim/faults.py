@@ -15,7 +15,7 @@ import time
 
 from kubernetes import client
 
-from . import profiles, stages
+from . import gpu_faults, profiles, stages
 from .cluster import SimError, api
 from .logs import dcgm_logs, dcgm_tests, training_logs, workload_logs
 from .state import ClusterState, cluster_dir
@@ -25,7 +25,8 @@ HARDWARE_VALUE = "unhealthy"
 HARDWARE_CONDITION = "GpuHealthy"
 # On a pod running on a node when a fault was injected there: kwok matches it against the fault's stage then.
 FAULT_SEEN = "sim.cre.certification/fault-injected"
-FAULT_KINDS = ("hardware", "workload", "cordon", "slow", "link", "nvlink", "fabric", "stall", "crash", "dcgm", "none")
+FAULT_KINDS = ("hardware", "workload", "cordon", "slow", "link", "nvlink", "fabric", "stall", "crash", "dcgm",
+               *gpu_faults.KINDS, "none")
 DEFAULT_SLOW_FACTOR = 0.5
 # A bandwidth fault's factor unless --factor says otherwise: NVLink's is lower, so that a GB200/GB300 group
 # over a faulty NVLink (840 x 0.25 = 210 GB/s) is below the same group with MNNVL off (400).
@@ -33,11 +34,14 @@ DEFAULT_FACTORS = {"slow": DEFAULT_SLOW_FACTOR, "link": 0.5, "nvlink": 0.25}
 
 
 def fault(name: str, node: str, kind: str, factor: float | None = None, peer: str = "", gpu: int | None = None,
-          test: str | None = None) -> None:
+          test: str | None = None, reason: str | None = None, after_minutes: float | None = None) -> None:
     """Inject a fault on one node (see README: hardware, workload, cordon, slow, nvlink, stall, crash), a failing
     DCGM test on one of its GPUs (dcgm: `gpu`, `test`), a link fault between two topology domains (`node` is then
-    a domain, `peer` the other), or clear (none) every fault of a node, or the link faults of a domain."""
-    factor = _checked(name, kind, factor, peer, gpu, test)
+    a domain, `peer` the other), a GEMM burn-in fault on one GPU (gpu-slow, gpu-throttle, gpu-degrade, gpu-wrong,
+    power-limit: `gpu`, and `factor`, `reason`, `after_minutes` as the kind wants), or clear (none) every fault of
+    a node, or the link faults of a domain."""
+    burn_in = gpu_faults.checked(kind, gpu, factor, reason, after_minutes)
+    factor = _checked(name, kind, 1.0 if kind in gpu_faults.KINDS else factor, peer, gpu, test)
     st = ClusterState.load(name)
     apic = api(st.kubeconfig)
     core = client.CoreV1Api(apic)
@@ -57,6 +61,9 @@ def fault(name: str, node: str, kind: str, factor: float | None = None, peer: st
     if kind == "dcgm":
         _dcgm(st, apic.sanitize_for_serialization(target), node, gpu, test)
         return
+    if kind in gpu_faults.KINDS and gpu is not None:
+        gpu_faults.add(st, apic.sanitize_for_serialization(target), node, kind, gpu, burn_in)
+        return
     _mark(core, target, node, kind, factor)
     st.faults[node] = kind
     st.save()
@@ -70,9 +77,10 @@ def _checked(name: str, kind: str, factor: float | None, peer: str, gpu: int | N
     """The fault's bandwidth factor (its kind's default unless given), once the arguments are found good."""
     if kind not in FAULT_KINDS:
         raise SimError(f"unknown fault kind {kind!r}: must be one of {', '.join(FAULT_KINDS)}")
-    for flag, value in (("--gpu", gpu), ("--test", test)):
-        if value is not None and kind != "dcgm":
-            raise SimError(f"{flag} is for --kind dcgm only, not {kind!r}")
+    if gpu is not None and kind != "dcgm" and kind not in gpu_faults.KINDS:
+        raise SimError(f"--gpu is for --kind dcgm and {', '.join(gpu_faults.KINDS)} only, not {kind!r}")
+    if test is not None and kind != "dcgm":
+        raise SimError(f"--test is for --kind dcgm only, not {kind!r}")
     if kind == "dcgm":
         _dcgm_checked(gpu, test)
     if not cluster_dir(name).exists():
@@ -227,6 +235,7 @@ def _clear(apic: client.ApiClient, st: ClusterState, node: str) -> None:
         "lastHeartbeatTime": _now(), "lastTransitionTime": _now()}]}})
     st.faults.pop(node, None)
     st.dcgm_faults.pop(node, None)
+    st.gpu_faults.pop(node, None)
     st.save()
     for kind in stages.FAULT_EXIT:
         _apply_fault_stage(apic, kind, [n for n, k in st.faults.items() if k == kind])

@@ -36,6 +36,8 @@ MPIRUN_REACHED = "sim.cre.certification/mpirun-reached-workers-at-restart"
 # and only a 0 lets it complete (a failing one ends by `EXIT`), so its log is there before it ends, however busy
 # the agent.
 DCGM_PRINTED = "sim.cre.certification/dcgm-printed"
+# The same for a GEMM burn-in pod (`logs/burn_in_logs`): its whole compressed run is printed at once.
+BURN_IN_PRINTED = "sim.cre.certification/burn-in-printed"
 REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 LAUNCHER = "launcher"  # the MPI runtimes' mpirun replicatedJob
@@ -137,7 +139,8 @@ def base_stages(assets: Path, pod_milliseconds: int = DEFAULT_POD_MILLISECONDS,
                 backoff_ms: int = KUBELET_BACKOFF_MS) -> list[dict]:
     """kwok's default node and pod stages (loaded from the kwok module) with pod-complete delayed, held back
     from crash-looping containers, from sshd (`commands.SSHD`), from MPI launchers that have not reached their
-    workers and from `dcgmi diag` pods not printed yet or failing (`DCGM_PRINTED`), and keeping what the
+    workers, from `dcgmi diag` and GEMM burn-in pods not printed yet or failing (`DCGM_PRINTED`,
+    `BURN_IN_PRINTED`), and keeping what the
     kubelet keeps of an ended container; the kubelet's restart of a crashed container, and the stage that ends a
     container the agents judged failed (`EXIT_AT`)."""
     stages = [yaml.safe_load(p.read_text()) for p in sorted((assets / "stages").glob("*.yaml"))]
@@ -145,7 +148,8 @@ def base_stages(assets: Path, pod_milliseconds: int = DEFAULT_POD_MILLISECONDS,
         if stage["metadata"]["name"] == POD_COMPLETE:
             stage["spec"]["delay"] = pod_complete_delay(pod_milliseconds, {})
             stage["spec"]["next"] = {"statusTemplate": _COMPLETED_STATUS}
-            stage["spec"]["selector"]["matchExpressions"] += [_READY, _NOT_DAEMON, _REACHED, _DCGM_PASSED]
+            stage["spec"]["selector"]["matchExpressions"] += [
+                _READY, _NOT_DAEMON, _REACHED, _DCGM_PASSED, _BURN_IN_PASSED]
     exit_ = ("{{ index $root.metadata.annotations " + json.dumps(EXIT_CODE) + " }}",
              "Error", "{{ index $root.metadata.annotations " + json.dumps(EXIT_MESSAGE) + " | Quote }}")
     # kwok's CEL knows no ContainerStatus type: jq reads the restarts.
@@ -161,11 +165,19 @@ _REACHED = {"key": (f'.metadata.labels[{json.dumps(REPLICATED_JOB)}] != {json.du
                     f'({commands.jq_any_container(commands.MPIRUN)} | not) or '
                     f'.metadata.annotations[{json.dumps(MPIRUN_REACHED)}] == ({_RESTARTS} | tostring)'),
             "operator": "In", "values": ["true"]}
-# Only a workload's pods (a JobSet's, which the agent watches) wait for their print.
-_DCGM_PASSED = {"key": (f'.metadata.labels[{json.dumps(JOBSET_NAME)}] == null or '
-                        f'({commands.jq_any_container(commands.DCGMI_DIAG)} | not) or '
-                        f'.metadata.annotations[{json.dumps(DCGM_PRINTED)}] == "0"'),
-                "operator": "In", "values": ["true"]}
+
+
+def _printed_and_passed(pattern: str, annotation: str) -> dict:
+    """Only a workload's pods (a JobSet's, which the agent watches) running `pattern` wait for their print, and
+    complete only when it ended with 0 (`annotation` holds the exit code)."""
+    return {"key": (f'.metadata.labels[{json.dumps(JOBSET_NAME)}] == null or '
+                    f'({commands.jq_any_container(pattern)} | not) or '
+                    f'.metadata.annotations[{json.dumps(annotation)}] == "0"'),
+            "operator": "In", "values": ["true"]}
+
+
+_DCGM_PASSED = _printed_and_passed(commands.DCGMI_DIAG, DCGM_PRINTED)
+_BURN_IN_PASSED = _printed_and_passed(commands.GEMM_BURN_IN, BURN_IN_PRINTED)
 GPU_RESOURCE = "nvidia.com/gpu"
 _USES_GPUS = {"key": f'[.spec.containers[].resources.limits[{json.dumps(GPU_RESOURCE)}] // empty] | length > 0',
               "operator": "In", "values": ["true"]}

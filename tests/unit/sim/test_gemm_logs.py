@@ -1,4 +1,4 @@
-"""The simulated GEMM burn-in (tools/sim/logs/gemm_logs.py) against the worked example it serves: the example entry's
+"""The simulated GEMM goodput run (tools/sim/logs/gemm_logs.py) against the worked example it serves: the example entry's
 pod runs it, the example LogProfile reads what it prints, and a slow node's figure falls below the threshold."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from tools.sim.logs.training_logs import FAULT_ANNOTATION
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "docs" / "examples"
-PROFILE = yaml.safe_load((EXAMPLE / "logprofiles" / "gemm-burn-in.yaml").read_text())
+PROFILE = yaml.safe_load((EXAMPLE / "logprofiles" / "gemm-goodput.yaml").read_text())
 START = datetime(2026, 12, 5, 10, 0, tzinfo=UTC)
 THRESHOLD = "value >= 600"
 
@@ -24,7 +24,7 @@ THRESHOLD = "value >= 600"
 def example_pod() -> dict:
     """The pod the example entry's TrainJob runs on an H100 node (its trainer's command and arguments)."""
     catalog = user.load(user.check_dirs([str(EXAMPLE / "catalog")]))
-    spec = entries.build_spec("compute", "gemm-burn-in", {"gpuArchitecture": "h100"}, catalog)
+    spec = entries.build_spec("compute", "gemm-goodput", {"gpuArchitecture": "h100"}, catalog)
     trainer = spec["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]
     return {"spec": {"containers": [{"name": "node", "command": trainer["command"], "args": trainer["args"]}]}}
 
@@ -47,9 +47,9 @@ def measured(text: str) -> float:
     return mean(s.tflops for s in steps if s.tflops > 0)
 
 
-def test_the_example_entry_s_pod_runs_the_burn_in_with_its_arguments() -> None:
-    assert gemm_logs.burn_in(example_pod()) == gemm_logs.Args(gpus=8, iterations=600, size=8192, dtype="bf16")
-    assert gemm_logs.burn_in({"spec": {"containers": [{"command": ["dcgmi"], "args": ["diag"]}]}}) is None
+def test_the_example_entry_s_pod_runs_the_gemm_run_with_its_arguments() -> None:
+    assert gemm_logs.gemm_run(example_pod()) == gemm_logs.Args(gpus=8, iterations=600, size=8192, dtype="bf16")
+    assert gemm_logs.gemm_run({"spec": {"containers": [{"command": ["dcgmi"], "args": ["diag"]}]}}) is None
 
 
 def test_a_line_per_iteration_at_the_simulator_s_pace_after_the_header() -> None:
@@ -64,7 +64,7 @@ def test_a_line_per_iteration_at_the_simulator_s_pace_after_the_header() -> None
 
 
 def test_the_example_profile_reads_the_figure_and_a_slow_node_violates_the_threshold() -> None:
-    args = gemm_logs.burn_in(example_pod())
+    args = gemm_logs.gemm_run(example_pod())
     assert args is not None
     good = measured(log(args, gemm_logs.node_tflops(node()), 30))
     slow = measured(log(args, gemm_logs.node_tflops(node(factor=0.5)), 30))
@@ -74,7 +74,7 @@ def test_the_example_profile_reads_the_figure_and_a_slow_node_violates_the_thres
     assert violated is not None and violated[0] == "ThresholdViolated"
 
 
-def test_the_profile_s_examples_match_what_the_burn_in_prints() -> None:
+def test_the_profile_s_examples_match_what_the_gemm_run_prints() -> None:
     args = gemm_logs.Args()
     assert PROFILE["spec"]["patterns"]["applicationStart"]["example"] == gemm_logs.header(
         gemm_logs.Args(iterations=600))

@@ -1,11 +1,11 @@
-"""What a simulated GEMM burn-in prints: the worked example of a user catalog entry (docs/catalog-entries.md,
-docs/examples/catalog/compute/gemm-burn-in.yaml), run as a real node would run it.
+"""What a simulated GEMM goodput run prints: the worked example of a user catalog entry (docs/catalog-entries.md,
+docs/examples/catalog/compute/gemm-goodput.yaml), run as a real node would run it.
 
-A pod whose container runs `gemm-burn-in` (`--gpus G --iterations N --size S --dtype D`) prints a start line,
+A pod whose container runs `gemm-goodput` (`--gpus G --iterations N --size S --dtype D`) prints a start line,
 then one line per iteration as it goes, one every `LINE_SECONDS` (a real run spends about a second per
 iteration; the simulator keeps the pace short like its training logs):
 
-    gemm-burn-in 1.4.0: 8 GPUs, bf16 8192x8192x8192, 600 iterations
+    gemm-goodput 1.4.0: 8 GPUs, bf16 8192x8192x8192, 600 iterations
     iteration    1/600 | 1.49 ms | 739.62 TFLOP/s per GPU | min GPU 5 736.66
 
 The figure is our own: the node's GPU's sustained dense GEMM rate (`TFLOPS`, about three quarters of the
@@ -13,7 +13,7 @@ datasheet's dense BF16 peak) times the node's bandwidth factor (`sim fault NODE 
 slow node computes slower too), with a deterministic wobble of a few tenths of a percent per iteration and
 per GPU (the mean over an iteration's GPUs is the figure). The elapsed time is one S×S×S GEMM's at that rate.
 On a `stall` node the lines stop after `STALL_AFTER_LINES`; the kubelet stages end the process as for any
-workload. The agent calls `BurnIn.tick` on every pass.
+workload. The agent calls `GemmRun.tick` on every pass.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from ..cache import Cache
 from . import workload_logs
 from .training_logs import FAULT_ANNOTATION
 
-BINARY = re.compile(r"(^|/)gemm-burn-in$")
+BINARY = re.compile(r"(^|/)gemm-goodput$")
 VERSION = "1.4.0"
 LINE_SECONDS = 0.5
 STALL_AFTER_LINES = 3
@@ -51,8 +51,8 @@ class Args:
     dtype: str = "bf16"
 
 
-def burn_in(pod: Obj) -> Args | None:
-    """The burn-in's arguments when one of the pod's containers runs the binary, else None."""
+def gemm_run(pod: Obj) -> Args | None:
+    """The run's arguments when one of the pod's containers runs the binary, else None."""
     for container in (pod.get("spec") or {}).get("containers") or []:
         words = [str(w) for w in [*(container.get("command") or []), *(container.get("args") or [])]]
         if any(BINARY.search(w) for w in words):
@@ -74,7 +74,7 @@ def node_tflops(node: Obj) -> float:
 
 
 def header(args: Args) -> str:
-    return (f"gemm-burn-in {VERSION}: {args.gpus} GPU{'s' if args.gpus != 1 else ''}, {args.dtype} "
+    return (f"gemm-goodput {VERSION}: {args.gpus} GPU{'s' if args.gpus != 1 else ''}, {args.dtype} "
             f"{args.size}x{args.size}x{args.size}, {args.iterations} iterations")
 
 
@@ -102,21 +102,21 @@ def due_lines(args: Args, tflops: float, start: datetime, now: datetime, printed
 
 
 @dataclass
-class BurnIn:
-    """Called on every agent pass: each Running burn-in pod's new lines (how many each has printed)."""
+class GemmRun:
+    """Called on every agent pass: each Running GEMM goodput pod's new lines (how many each has printed)."""
 
     logs_dir: Path
     printed: dict[str, tuple[Path, datetime, int]] = field(default_factory=dict)
 
     def tick(self, custom: client.CustomObjectsApi, pods_cache: Cache, nodes_cache: Cache) -> None:
-        pods = [p for p in pods_cache.items() if (p.get("status") or {}).get("phase") == "Running" and burn_in(p)]
+        pods = [p for p in pods_cache.items() if (p.get("status") or {}).get("phase") == "Running" and gemm_run(p)]
         if not pods:
             return
         nodes = nodes_cache.by_name()
         now = datetime.now(UTC)
         for pod in pods:
             node = nodes.get((pod.get("spec") or {}).get("nodeName") or "")
-            args = burn_in(pod)
+            args = gemm_run(pod)
             if node is None or args is None:
                 continue
             uid = pod["metadata"]["uid"]

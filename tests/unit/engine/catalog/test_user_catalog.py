@@ -15,8 +15,8 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.report im
 
 ROOT = Path(__file__).resolve().parents[4]
 EXAMPLE = ROOT / "docs" / "examples" / "catalog"
-GEMM = (EXAMPLE / "compute" / "gemm-burn-in.yaml").read_text()
-IMAGE = {"_lib/images/gemm-burn-in.yaml": (EXAMPLE / "_lib" / "images" / "gemm-burn-in.yaml").read_text()}
+GEMM = (EXAMPLE / "compute" / "gemm-goodput.yaml").read_text()
+IMAGE = {"_lib/images/gemm-goodput.yaml": (EXAMPLE / "_lib" / "images" / "gemm-goodput.yaml").read_text()}
 SMALL = "description: a small one\nperNode: true\nspec: {$lib: workloads/dcgm.yaml}\nvars: {level: 1, extraArgs: []}\n"
 
 
@@ -40,8 +40,8 @@ def problems(cat: user.Catalog) -> list[str]:
 def test_the_example_catalog_loads_beside_ours(tmp_path: Path) -> None:
     cat = load(EXAMPLE)
     assert cat.all_problems() == []
-    entry = cat.entries[("compute", "gemm-burn-in")]
-    assert entry.source == str(EXAMPLE / "compute" / "gemm-burn-in.yaml") and entry.per_node
+    entry = cat.entries[("compute", "gemm-goodput")]
+    assert entry.source == str(EXAMPLE / "compute" / "gemm-goodput.yaml") and entry.per_node
     assert set(registry.builtin_registry()) < set(cat.entries)
     assert registry.builtin_catalog().entries is registry.builtin_registry()  # ours stay cached, untouched by the user's
 
@@ -82,19 +82,19 @@ def test_every_field_problem_is_reported_with_its_path(tmp_path: Path) -> None:
 
 def test_a_spec_that_is_no_workflow_spec_is_refused_with_the_field_path(tmp_path: Path) -> None:
     broken = GEMM.replace("sampleInterval: 5s", "sampleInterval: every five seconds")
-    folder = catalog(tmp_path, {"compute/gemm-burn-in.yaml": GEMM, "compute/broken-burn-in.yaml": broken, **IMAGE})
+    folder = catalog(tmp_path, {"compute/gemm-goodput.yaml": GEMM, "compute/broken-goodput.yaml": broken, **IMAGE})
     cat = load(folder)
-    (problem,) = cat.refused("compute", "broken-burn-in")
+    (problem,) = cat.refused("compute", "broken-goodput")
     assert problem.path == "spec.jobTemplate.spec.goodputMeasurement.sampleInterval"
     assert "(in the WorkflowSpec it renders for h100)" in problem.message
-    assert str(problem).startswith(f"{folder / 'compute' / 'broken-burn-in.yaml'}: spec.jobTemplate.spec.")
-    assert ("compute", "gemm-burn-in") in cat.entries and ("compute", "broken-burn-in") not in cat.entries
+    assert str(problem).startswith(f"{folder / 'compute' / 'broken-goodput.yaml'}: spec.jobTemplate.spec.")
+    assert ("compute", "gemm-goodput") in cat.entries and ("compute", "broken-goodput") not in cat.entries
 
 
 def test_a_template_error_names_where_it_comes_from(tmp_path: Path) -> None:
     folder = catalog(tmp_path, {
         "compute/unknown-var.yaml": GEMM.replace('"{{matrixSize|str}}"', '"{{matrixSide|str}}"'),
-        "compute/missing-lib.yaml": GEMM.replace("images/gemm-burn-in.yaml}   ", "images/nowhere.yaml}   "), **IMAGE,
+        "compute/missing-lib.yaml": GEMM.replace("images/gemm-goodput.yaml}   ", "images/nowhere.yaml}   "), **IMAGE,
     })
     cat = load(folder)
     assert cat.refused("compute", "unknown-var")[0].path == "spec.jobTemplate.spec.workload.trainJob.trainer.args[5]"
@@ -134,13 +134,13 @@ def test_a_clash_between_two_user_dirs_is_refused_and_neither_is_used(tmp_path: 
 
 def test_lib_fragments_resolve_in_the_user_s_lib_first_then_ours(tmp_path: Path) -> None:
     folder = catalog(tmp_path, {
-        "compute/gemm-burn-in.yaml": GEMM,
-        "_lib/images/gemm-burn-in.yaml": "registry.example.com/mine:2\n",
+        "compute/gemm-goodput.yaml": GEMM,
+        "_lib/images/gemm-goodput.yaml": "registry.example.com/mine:2\n",
         "_lib/images/dcgm.yaml": "registry.example.com/my-dcgm:1\n",  # shadows ours for this dir's entries only
         "diagnostics/my-dcgm.yaml": SMALL,
     })
     loaded = load(folder)
-    spec = entries.build_spec("compute", "gemm-burn-in", {"gpuArchitecture": "h100"}, loaded)
+    spec = entries.build_spec("compute", "gemm-goodput", {"gpuArchitecture": "h100"}, loaded)
     trainer = spec["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]
     assert trainer["image"] == "registry.example.com/mine:2"
     assert spec["jobTemplate"]["spec"]["nodeHealthMonitor"]["cel"]["expression"] == "node.spec.unschedulable == true"
@@ -161,18 +161,18 @@ def test_list_categories_marks_the_user_s(tmp_path: Path) -> None:
     rows = registry.list_categories(load(EXAMPLE))
     (mine,) = [r for r in rows if r["source"] == "user"]
     assert (mine["domain"], mine["variant"], mine["perNode"], mine["path"]) == (
-        "compute", "gemm-burn-in", True, str(EXAMPLE / "compute" / "gemm-burn-in.yaml"))
+        "compute", "gemm-goodput", True, str(EXAMPLE / "compute" / "gemm-goodput.yaml"))
     assert all(r["source"] == "builtin" and "path" not in r for r in rows if r is not mine)
 
 
 def test_the_workflow_records_its_source_and_the_report_shows_it(tmp_path: Path) -> None:
     loaded = load(EXAMPLE)
-    categories = [{"domain": "compute", "variant": "gemm-burn-in"}, {"domain": "diagnostics", "variant": "dcgm-level1"}]
+    categories = [{"domain": "compute", "variant": "gemm-goodput"}, {"domain": "diagnostics", "variant": "dcgm-level1"}]
     cert = {"metadata": {"name": "c", "namespace": "n", "uid": "u"}, "spec": {"categories": categories}}
     category_build.check_categories(cert["spec"], loaded)
     built = [category_build.build_workflow(cert, c, platform="aws", gpu_architecture="h100", available_nodes=4,
                                            catalog=loaded) for c in categories]
-    assert built[0]["metadata"]["annotations"][ANNOTATION_CATALOG_SOURCE] == str(EXAMPLE / "compute" / "gemm-burn-in.yaml")
+    assert built[0]["metadata"]["annotations"][ANNOTATION_CATALOG_SOURCE] == str(EXAMPLE / "compute" / "gemm-goodput.yaml")
     assert ANNOTATION_CATALOG_SOURCE not in built[1]["metadata"]["annotations"]
     reports = [certreport.category_report({**c, "workflow": w}) for c, w in zip(categories, built)]
     assert (reports[0]["source"], reports[0]["sourcePath"]) == ("user", built[0]["metadata"]["annotations"][
@@ -182,6 +182,6 @@ def test_the_workflow_records_its_source_and_the_report_shows_it(tmp_path: Path)
 
 def test_the_example_copied_elsewhere_still_finds_its_own_lib(tmp_path: Path) -> None:
     shutil.copytree(EXAMPLE, tmp_path / "copy")
-    spec = entries.build_spec("compute", "gemm-burn-in", {"gpuArchitecture": "gb200"},
+    spec = entries.build_spec("compute", "gemm-goodput", {"gpuArchitecture": "gb200"},
                               load(tmp_path / "copy"))
     assert spec["jobTemplate"]["spec"]["workload"]["trainJob"]["trainer"]["args"][:2] == ["--gpus", "4"]
