@@ -19,6 +19,7 @@ least what lacking evidence gives: the windows that were not read are never pass
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from statistics import median
@@ -96,6 +97,15 @@ def parameters_of(words: list[str]) -> GemmParameters:
                                       f"not {value!r}: fix the entry's trainer args")
         values[name] = None if name in _ZERO_IS_NONE and number == 0 else number
     return GemmParameters(**values)
+
+
+_BEGIN_DTYPE = re.compile(rf"{MARKER} begin gpus=\d+ dtype=([a-z0-9]+) ")
+
+
+def begin_dtype(log: str) -> Optional[str]:  # noqa: UP045 - as above
+    """The dtype the log's begin record names (to look its floor up before judging), None without one."""
+    found = _BEGIN_DTYPE.search(log)
+    return found[1] if found else None
 
 
 @dataclass(frozen=True)
