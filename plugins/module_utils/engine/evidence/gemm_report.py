@@ -1,11 +1,12 @@
 """The GEMM burn-in's report data (the CertReport category's `burnIn`, issue 41), built from the stored rows.
 
-Pure: the window rows of every node (as the shards hold them) are judged again node by node with gemm_verdict, so
-the report says what the Job tier said; then the fleet rule compares the nodes of one product: a GPU whose median
-is below FLEET_GPU (0.92x) of the fleet median, or a node whose median (of its GPUs' medians) is below FLEET_NODE
-(0.95x), is named slow: a warning, a failure with `slow_fails` (the integrator's option). A GPU named slow also
-gets a `fleet` finding. Nodes come in natural order, GPUs by index; a GPU's `series` is every window, warm-up
-included (the HTML draws it), while its median is of the steady windows only.
+Pure: the window rows of every node (as the shards hold them; a node's last iteration and attempt) are judged
+again node by node with gemm_verdict, so the report says what the Job tier said; then the fleet rule compares the
+nodes of one product: a GPU whose median is below FLEET_GPU (0.92x) of the fleet median, or a node whose median
+(of its GPUs' medians) is below FLEET_NODE (0.95x), is named slow: a warning, a failure with `slow_fails` (the
+category's option, wired by the caller). A GPU named slow also gets a `fleet` finding. Nodes come in natural
+order, GPUs by index; a GPU's `series` is every window, warm-up included (the HTML draws it), while its median
+is of the steady windows only.
 """
 from __future__ import annotations
 
@@ -28,11 +29,14 @@ def burn_in_report(rows: Iterable[Union[Row, Obj]], parameters: GemmParameters, 
                    slow_fails: bool = False, skip_is_failure: bool = False) -> Obj:
     """The `burnIn` dict of the contract. `parameters`: the category's (dtype, window, warm-up, floor);
     `node_parameters`: each node's own (its product, floor and default power limit), where its Job had them."""
-    by_node: dict[str, list[Row]] = {}
+    runs: dict[str, dict[tuple[int, int], list[Row]]] = {}
     for row in rows:
         row = row if isinstance(row, Row) else Row(**row)
         if row.component == "gpu" and row.test == TEST and row.metric == "tflops" and row.index is not None:
-            by_node.setdefault(row.node, []).append(row)
+            run = (row.iteration or 0, row.attempt or 0)
+            runs.setdefault(row.node, {}).setdefault(run, []).append(row)
+    # A node run again (a later iteration or attempt) is judged by its last run, not by every run's windows mixed.
+    by_node = {node: of_node[max(of_node)] for node, of_node in runs.items()}
     own = node_parameters or {}
     nodes: list[Obj] = []
     for node in sorted(by_node, key=natural):

@@ -117,6 +117,11 @@ class GemmOptions:
     skip_is_failure: bool = False
     parameters: GemmParameters = field(default_factory=GemmParameters)
 
+    @classmethod
+    def of(cls, options: Any, parameters: GemmParameters) -> GemmOptions:
+        """From dcgm_verdict.Options (what sources.READERS are given) and the Job's parameters_of."""
+        return cls(options.node, options.expected_gpus, options.skip_is_failure, parameters)
+
 
 @dataclass(frozen=True)
 class Finding:

@@ -70,3 +70,10 @@ def test_nodes_of_two_products_are_compared_within_their_own_product() -> None:
     report = burn_in_report(rows, H100, node_parameters={"gpu-node-2": gb})
     assert report["fleet"] == {"median": None, "slow": []}
     assert report["nodes"][1]["gpus"][0]["findings"][0]["rule"] == "floor"   # each node judged by its own floor
+
+
+def test_a_node_run_again_is_judged_by_its_last_attempt() -> None:
+    first = [{**r, "attempt": 1} for r in stored("gpu-node-1", log({5: [300.0] * WINDOWS}))]
+    again = [{**r, "attempt": 2} for r in stored("gpu-node-1", log())]
+    report = burn_in_report(first + again, H100)
+    assert report["nodes"][0]["gpus"][5]["median"] == HEALTHY[5] and report["nodes"][0]["gpus"][5]["outcome"] == "pass"

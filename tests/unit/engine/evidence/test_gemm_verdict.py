@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.dcgm_results import UnreadableOutput
+from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.dcgm_verdict import Options
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.gemm_verdict import (
     GemmOptions,
     GemmParameters,
@@ -177,6 +178,10 @@ def test_the_rows_carry_each_finding_and_each_gpus_figure() -> None:
     gpu7 = [(r["metric"], r["outcome"]) for r in rows if r["index"] == 7 and r["metric"] != "tflops"]
     assert gpu7 == [("median", "pass"), ("wrong-result", "fail")]
     assert sum(r["metric"] == "tflops" for r in rows) == 8 * WINDOWS
+
+
+def test_the_options_come_from_a_readers_options_and_the_jobs_parameters() -> None:
+    assert GemmOptions.of(Options("n", 8, True), PARAMS) == GemmOptions("n", 8, True, PARAMS)
 
 
 def test_a_log_without_a_harness_record_is_unreadable() -> None:
