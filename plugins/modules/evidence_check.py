@@ -23,7 +23,7 @@ description:
     and rows lost make the read partial (O(partial)).
   - Reads a GEMM burn-in log into one row per GPU per window and judges each GPU by the burn-in's rules
     (C(gemm-burn-in), our harness; warm-up dropped, wrong result, XID, hardware throttle, power limit, floor,
-    node median, degradation, as the collection's docs/gemm-burn-in.md says), and the outputs users already run into
+    node median, degradation, as the collection's docs/gemm-burn-in-verdict.md says), and the outputs users already run into
     the same rows (metric C(tflops), in TFLOPS); C(gpu-burn) (its C(GPU i) C(OK) or C(FAULTY) verdict and Gflop/s
     progress), C(gpu-fryer) (its per-GPU summary and throttling), C(mamf-finder) (its MAMF/MSMF summary),
     C(cutlass-profiler) (its CSV by column name or its text report, C(Disposition) honoured).

@@ -5,7 +5,7 @@ without case, whitespace read as `-` (nvidia-smi's `NVIDIA H100 80GB HBM3` is th
 power limit: the row of the highest `powerW` at or below the GPU's enforced limit judges it (the lowest row when
 the limit is below every row; with the limit unknown, the row of the default power limit, or the top row when
 that is unknown too). A floor is `(tflops,
-provisional)`: None is no figure, and a provisional floor warns, never fails (docs/gemm-burn-in.md says which rest
+provisional)`: None is no figure, and a provisional floor warns, never fails (docs/gemm-burn-in-verdict.md says which rest
 on what). A user's floor for the run (`overrides`) replaces ours and is never provisional.
 
 The table is validated once, on first use: a malformed row is one clear error naming its path in the file.

@@ -1,4 +1,4 @@
-"""The GEMM burn-in's verdict per GPU (issue 41, docs/gemm-burn-in.md), over the harness's rows (gemm_burn_in.py).
+"""The GEMM burn-in's verdict per GPU (issue 41, docs/gemm-burn-in-verdict.md), over the harness's rows (gemm_burn_in.py).
 
 Pure: the Job's trainer words (`parameters_of`: the harness flags) and its log are all it needs. Each rule names
 its numbers in the failure's detail, the rule's name first:
