@@ -4,6 +4,10 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.gpu_floors import (
+    default_power_w,
+    floor_for,
+)
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import (
     builtin_profile,
     builtin_profiles,
@@ -11,9 +15,15 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.l
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.dcgm_results import UnreadableOutput
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.dcgm_verdict import Options
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.evidence_check import (
+    GEMM_FORMATS,
     LOG_FORMATS,
     check_evidence,
+    check_gemm_evidence,
     check_log_evidence,
+)
+from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.gemm_verdict import (
+    GemmParameters,
+    begin_dtype,
 )
 from ansible_collections.cre.certification.plugins.module_utils.engine.logs.profile_match import step_matches
 from ansible_collections.cre.certification.plugins.modules.evidence_check import SPEC
@@ -32,12 +42,31 @@ def check_face(args: dict[str, Any]) -> dict[str, Any]:
     if args["format"] in LOG_FORMATS:
         return {"changed": False, **check_log_evidence(text, args["format"], args["node"], _profile(args, text),
                                                        args["test_type"])}
+    for name in ("floor_tflops", "power_default_w"):
+        if args[name] is not None and args[name] <= 0:
+            raise InputError(name, f"{args[name]} is not a figure: give a positive number, or leave it out")
     options = Options(node=args["node"], expected_gpus=args["gpus"], skip_is_failure=args["skip_is_failure"])
     try:
-        out = check_evidence(text, args["format"], options)
+        if args["format"] in GEMM_FORMATS:
+            out = check_gemm_evidence(text, args["format"], options, _gemm_parameters(args, text))
+        else:
+            out = check_evidence(text, args["format"], options)
     except UnreadableOutput as err:
         raise InputError("path", f"{args['path']} is not {args['format']} output: {err}") from None
     return {"changed": False, **out}
+
+
+def _gemm_parameters(args: dict[str, Any], text: str) -> GemmParameters:
+    """The burn-in's parameters for a saved harness log: the floor and default power limit of `product` from the
+    catalog (for the dtype the log's begin record names), each replaced by the one given."""
+    product = args["product"] or ""
+    dtype = begin_dtype(text) or "bf16"
+    floor, provisional = floor_for(product, dtype) if product else (None, False)
+    if args["floor_tflops"] is not None:
+        floor, provisional = args["floor_tflops"], False
+    power = args["power_default_w"] if args["power_default_w"] is not None else default_power_w(product)
+    return GemmParameters(dtype=dtype, product=product, floor_tflops=floor, floor_provisional=provisional,
+                          power_default_w=power)
 
 
 # The pattern a profile needs for each log format.

@@ -21,6 +21,12 @@ description:
     transport the log shows), or a Megatron-LM / NeMo training log (C(training)) into one row per step (step time,
     TFLOP/s per GPU), with the reader of the certification's own measurements; lines it refused are C(warn) rows,
     and rows lost make the read partial (RV(partial)).
+  - Reads a GEMM burn-in log into one row per GPU per window and judges each GPU by the burn-in's rules
+    (C(gemm-burn-in), our harness; warm-up dropped, wrong result, XID, hardware throttle, power limit, floor,
+    node median, degradation, as the collection's docs/gemm-burn-in-verdict.md says), and the outputs users already run into
+    the same rows (metric C(tflops), in TFLOPS); C(gpu-burn) (its C(GPU i) C(OK) or C(FAULTY) verdict and Gflop/s
+    progress), C(gpu-fryer) (its per-GPU summary and throttling), C(mamf-finder) (its MAMF/MSMF summary),
+    C(cutlass-profiler) (its CSV by column name or its text report, C(Disposition) honoured).
   - Runs on the controller. Reads only local files; writes nothing.
   - Accepts kubernetes.core's auth options and ignores them, like the other offline modules.
 author:
@@ -38,9 +44,12 @@ options:
       - The tool output's format. C(dcgm-diag-json) is C(dcgmi diag --json) (DCGM 3.x and 4.x layouts),
         C(dcgm-diag-text) the table C(dcgmi diag) prints without it, C(nccl-tests) a log of the nccl-tests
         binaries (any table the certification reads), C(training) a Megatron-LM or NeMo training log.
+      - C(gemm-burn-in) the log of the certification's GEMM burn-in harness (C(gemm-burn-in/1) lines),
+        C(gpu-burn), C(gpu-fryer), C(mamf-finder) and C(cutlass-profiler) those tools' outputs.
     type: str
     required: true
-    choices: [dcgm-diag-json, dcgm-diag-text, nccl-tests, training]
+    choices: [dcgm-diag-json, dcgm-diag-text, nccl-tests, training, gemm-burn-in, gpu-burn, gpu-fryer, mamf-finder,
+              cutlass-profiler]
   node:
     description: The node name the rows carry (for a log, the group's name).
     type: str
@@ -67,6 +76,20 @@ options:
     description: A GPU lacking evidence (every test skipped) fails instead of warning.
     type: bool
     default: false
+  product:
+    description:
+      - For C(gemm-burn-in), the GPU product (the node label C(nvidia.com/gpu.product), e.g.
+        C(NVIDIA-H100-80GB-HBM3)) whose floor for the log's dtype and default power limit judge the log, from the
+        catalog's GPU defaults. A provisional floor warns, never fails.
+      - Empty judges no floor and no power limit (unless O(floor_tflops) or O(power_default_w) give them).
+    type: str
+    default: ''
+  floor_tflops:
+    description: For C(gemm-burn-in), the floor (median TFLOPS of a GPU) to judge by, instead of the product's.
+    type: float
+  power_default_w:
+    description: For C(gemm-burn-in), the default power limit (W) to judge by, instead of the product's.
+    type: float
 attributes:
   check_mode:
     support: full
@@ -93,6 +116,19 @@ EXAMPLES = r"""
     node: group-3
     test_type: all_reduce
 
+- name: Which GPU of a burn-in is slow, throttling or degrading, against the H100 SXM floor
+  cre.certification.evidence_check:
+    path: saved/gpu-node-07-gemm-burn-in.log
+    format: gemm-burn-in
+    node: gpu-node-07
+    gpus: 8
+    product: NVIDIA-H100-80GB-HBM3
+
+- name: The verdict of a saved gpu-burn run
+  cre.certification.evidence_check:
+    path: saved/gpu-burn-3600s.txt
+    format: gpu-burn
+
 - name: A pasted table, strict about GPUs that tested nothing
   cre.certification.evidence_check:
     path: saved/dcgmi-diag-r3.txt
@@ -112,17 +148,27 @@ profile:
   type: str
   sample: nccl-bandwidth
 partial:
-  description: Why the read lost rows (lines refused, a table or a log that ends early); null when it is whole. Rows
-    lost are never reported as zero.
+  description: Why the read lost rows (lines refused, a table or a log that ends early, a burn-in without its end
+    record); null when it is whole. Rows lost are never reported as zero.
   returned: always
   type: str
   sample: "all_reduce: 1 result line(s) refused (first: the row is cut short)"
 format_version:
   description: The layout the output was read in (C(DCGM 3.x JSON), C(DCGM 4.x JSON), C(DCGM 3.x table), C(DCGM 4.x
-    table)).
-  returned: when O(format) is dcgm-diag-json or dcgm-diag-text
+    table)); for a GEMM tool its format (C(gemm-burn-in/1), C(gpu-burn), ...).
+  returned: when O(format) is neither nccl-tests nor training
   type: str
   sample: DCGM 4.x JSON
+window_s:
+  description: The burn-in's window length (s), from the log's begin record.
+  returned: when O(format) is gemm-burn-in
+  type: float
+  sample: 30.0
+warmup_s:
+  description: The seconds of warm-up whose windows the figures leave out, from the log's begin record.
+  returned: when O(format) is gemm-burn-in
+  type: float
+  sample: 60.0
 dcgm_version:
   description: The DCGM version the output prints; null where it prints none.
   returned: when O(format) is dcgm-diag-json or dcgm-diag-text
@@ -144,6 +190,10 @@ rows:
       (C(warn), the reason and the line in C(detail)).
     - From C(training), component C(step), C(index) the step, metric C(step_time) (s) and C(tflops) (TFLOP/s per
       GPU, where the line prints it), C(sample) how often the step was printed before, C(time) the line's stamp.
+    - From a GEMM tool, component C(gpu), metric C(tflops) (TFLOPS) per GPU per window or progress line (C(sample)),
+      C(result) for a correctness-only verdict (gpu-burn's C(OK)/C(FAULTY), no figure); from C(gemm-burn-in) also
+      one row per GPU for its judged C(median) and one per finding (metric the rule's name). The CUTLASS profiler
+      prints no GPU index, so its rows have C(index) null.
   returned: always
   type: list
   elements: dict
@@ -151,9 +201,12 @@ rows:
             unit: null, outcome: fail, detail: "A memory mismatch was detected on GPU 3 (DCGM error 12)", sample: 0,
             time: null, workflow: null, iteration: null, job: null, attempt: null}]
 gpus:
-  description: Per GPU in the output (or expected), its verdict (the worst outcome of its tests), whether it is
-    lacking evidence or missing, and its failing or warning tests with DCGM's message.
-  returned: when O(format) is dcgm-diag-json or dcgm-diag-text
+  description:
+    - Per GPU in the output (or expected), its verdict (the worst outcome of its tests), whether it is lacking
+      evidence or missing, and its failing or warning tests with DCGM's message.
+    - For C(gemm-burn-in) also its C(median) (TFLOPS of the steady windows), C(series) (C([window, tflops]), warm-up
+      included) and C(findings) (C(rule), C(outcome), C(message)); a failure's detail names the rule and its numbers.
+  returned: when O(format) is neither nccl-tests nor training
   type: list
   elements: dict
   sample: [{index: 3, uuid: null, outcome: fail, lacking_evidence: false, missing: false,
@@ -167,20 +220,22 @@ outcome:
   type: str
   sample: fail
 lacking_evidence:
-  description: The GPUs on which no test but DCGM's deployment checks ran (every test skipped).
-  returned: when O(format) is dcgm-diag-json or dcgm-diag-text
+  description: The GPUs on which no test but DCGM's deployment checks ran (every test skipped); for a GEMM tool, the
+    GPUs it gave no verdict for (no steady window, no summary).
+  returned: when O(format) is neither nccl-tests nor training
   type: list
   elements: int
   sample: [5]
 missing:
   description: The GPUs expected (O(gpus)) but absent from the output.
-  returned: when O(format) is dcgm-diag-json or dcgm-diag-text
+  returned: when O(format) is neither nccl-tests nor training
   type: list
   elements: int
   sample: []
 runtime_error:
-  description: DCGM's message when the diagnostic did not run (its C(runtime_error)); null otherwise.
-  returned: when O(format) is dcgm-diag-json or dcgm-diag-text
+  description: DCGM's message when the diagnostic did not run (its C(runtime_error)); null otherwise (always for a
+    GEMM tool).
+  returned: when O(format) is neither nccl-tests nor training
   type: str
   sample: null
 """
@@ -194,12 +249,16 @@ SPEC = {
         **auth_argument_spec(),  # accepted for the action group's module_defaults, ignored
         "path": {"type": "path", "required": True},
         "format": {"type": "str", "required": True,
-                   "choices": ["dcgm-diag-json", "dcgm-diag-text", "nccl-tests", "training"]},
+                   "choices": ["dcgm-diag-json", "dcgm-diag-text", "nccl-tests", "training", "gemm-burn-in",
+                               "gpu-burn", "gpu-fryer", "mamf-finder", "cutlass-profiler"]},
         "node": {"type": "str", "default": ""},
         "profile": {"type": "str"},
         "test_type": {"type": "str", "default": ""},
         "gpus": {"type": "int"},
         "skip_is_failure": {"type": "bool", "default": False},
+        "product": {"type": "str", "default": ""},
+        "floor_tflops": {"type": "float"},
+        "power_default_w": {"type": "float"},
     },
 }
 

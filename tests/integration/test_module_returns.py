@@ -89,6 +89,9 @@ def test_every_module_returns_what_it_documents(sim, crds, namespace: str, tmp_p
                                        "format": "nccl-tests", "node": "group-1"})
     training_rows = run("evidence_check", {"path": str(logs / "training" / "002-mlm-2025-rtx4090-2node-tflops.log"),
                                            "format": "training"})
+    gemm_tools = ROOT / "tests" / "unit" / "engine" / "data" / "gemm_tools"
+    gpu_burn = run("evidence_check", {"path": str(gemm_tools / "gpu-burn" / "tesla-t4-500s-faulty-warning-errors.txt"),
+                                      "format": "gpu-burn", "node": "gpu-node-000", "gpus": 1})
     results[("bundle_read", False)] = run("bundle_read", {"path": str(tmp_path / "bundle")})
     spec = run("catalog_info", {"domain": "communication", "variant": "nccl-all-reduce",
                                 "options": {"gpuArchitecture": "gb200"}})
@@ -96,6 +99,7 @@ def test_every_module_returns_what_it_documents(sim, crds, namespace: str, tmp_p
     problems = [p for (module, check_mode), result in results.items() for p in check(module, result, check_mode)]
     problems += check("catalog_info", spec) + check("log_check", goodput) + check("evidence_check", dcgm_json)
     problems += check("evidence_check", nccl_rows) + check("evidence_check", training_rows)
+    problems += check("evidence_check", gpu_burn)
     assert len(nccl_rows["rows"]) == 22 and training_rows["rows"], "evidence_check read no log rows"
     assert problems == [], "\n".join(problems)
     assert done["phase"] == "Succeeded" and results[("workflow_run", False)]["phase"] == "Succeeded"

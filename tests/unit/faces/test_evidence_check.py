@@ -11,6 +11,7 @@ import yaml
 
 from ansible_collections.cre.certification.plugins.modules import evidence_check as stub
 from tests.unit.engine.evidence.dcgm_docs import MEMORY_MESSAGE, V4_TESTS, all_tests, v4
+from tests.unit.engine.evidence.gemm_logs import HEALTHY, WINDOWS, log
 from tests.unit.faces.module_stub import documented_spec
 
 DATA = Path(__file__).resolve().parents[1] / "engine" / "data" / "dcgm_diag"
@@ -35,7 +36,8 @@ def test_a_failing_gpu_is_named_with_dcgms_message_and_every_return_is_documente
                                               "detail": f"{MEMORY_MESSAGE} (DCGM error 12)"}]
     assert {r["node"] for r in result["rows"]} == {"gpu-node-07"}
     documented = yaml.safe_load(re.search(r'RETURN = r"""(.*?)"""', Path(stub.__file__).read_text(), re.S).group(1))
-    assert set(result) - {"changed", "invocation"} == set(documented) - {"profile"}   # profile: a log's
+    # profile: a log's; window_s, warmup_s: a burn-in's
+    assert set(result) - {"changed", "invocation"} == set(documented) - {"profile", "window_s", "warmup_s"}
 
 
 def test_a_pasted_table_with_every_test_skipped_warns_or_fails_with_the_option(run_action: Any) -> None:
@@ -94,3 +96,28 @@ def test_a_profile_that_cannot_read_the_format_is_refused_in_one_line(run_action
     assert result["failed"] is True and result["msg"] == (
         "profile: no built-in LogProfile named 'nemo-4-training' reads nccl-tests logs (those that do: "
         "nccl-bandwidth, nccl-loopback)")
+
+
+def test_a_saved_burn_in_is_judged_by_the_products_floor_and_default_power(tmp_path: Path, run_action: Any) -> None:
+    saved = tmp_path / "burn-in.log"
+    saved.write_text(log({5: [HEALTHY[5] * 0.9] * WINDOWS}, {(w, 2): {"power_limit_w": "560.0"} for w in range(WINDOWS)}))
+    args = {"path": str(saved), "format": "gemm-burn-in", "node": "gpu-node-07", "gpus": 8,
+            "product": "NVIDIA H100 80GB HBM3"}
+    result = run_action("evidence_check", args, check_mode=True)
+    assert result.get("failed") is not True, result
+    assert (result["outcome"], result["format_version"], result["window_s"]) == ("fail", "gemm-burn-in/1", 30.0)
+    assert [g["index"] for g in result["gpus"] if g["outcome"] == "fail"] == [2, 5]
+    floor, power = result["gpus"][5]["failures"][0]["detail"], result["gpus"][2]["failures"][0]["detail"]
+    assert floor.startswith("floor: median 548.1 TFLOPS is 7.1% below the floor 590 for NVIDIA H100 80GB HBM3 bf16")
+    assert power.startswith("power-limit: the enforced power limit 560 W is below the default 700 W")
+    lower = run_action("evidence_check", {**args, "floor_tflops": 500.0, "power_default_w": 550.0})
+    assert [g["index"] for g in lower["gpus"] if g["outcome"] == "fail"] == [5]   # node median only
+    assert [f["rule"] for f in lower["gpus"][5]["findings"]] == ["node-median"]
+
+
+def test_a_saved_gpu_burn_run_names_the_faulty_gpu(run_action: Any) -> None:
+    path = LOGS / "gemm_tools" / "gpu-burn" / "tesla-t4-500s-faulty-warning-errors.txt"
+    result = run_action("evidence_check", {"path": str(path), "format": "gpu-burn", "node": "t4-box"})
+    assert result.get("failed") is not True, result
+    assert (result["outcome"], result["format_version"], result["partial"]) == ("fail", "gpu-burn", None)
+    assert result["gpus"][0]["uuid"] == "GPU-899fdfea-f386-7371-8495-9a98620768fb"

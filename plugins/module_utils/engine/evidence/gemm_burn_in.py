@@ -70,6 +70,8 @@ class GemmReader:
 
     node: str
     gpus: int | None = None
+    # The begin record's fields as printed (dtype, shape, window_s, warmup_s): what the verdict judges the run by.
+    begin: dict[str, str] = field(default_factory=dict)
     begun: bool = False
     ended: int | None = None
     refused: int = 0
@@ -98,6 +100,7 @@ class GemmReader:
             if self.begun or self.windows:
                 return self._refuse("a begin record after the run began")
             self.begun, self.gpus = True, int(match[1])
+            self.begin = {key: match[i + 1] for i, (key, _pattern) in enumerate(BEGIN)}
         elif self.ended is not None:
             return self._refuse("a second end record")
         else:
