@@ -88,4 +88,3 @@ def world(the_job: Obj, logs: dict[str, str | None] | None = None, ended: str | 
                     shards={cm["metadata"]["name"]: {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
                         **cm["metadata"], "uid": f"uid-{cm['metadata']['name']}"}} for cm in existing or []},
                     workload_pods=every, log_profiles=PROFILES if profiles is None else profiles)
-

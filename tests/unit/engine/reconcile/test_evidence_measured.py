@@ -125,8 +125,8 @@ def today(monkeypatch: pytest.MonkeyPatch, w: JobWorld) -> Obj:
 
 @pytest.mark.parametrize(("ended", "log"), [("Complete", NCCL_LOG), ("Failed", NCCL_LOG), ("Failed", None),
                                             ("Complete", NCCL_LOG.replace("1402.6", "1402.6 x"))])
-def test_the_jobs_outcome_and_failed_nodes_are_what_they_were_without_evidence(monkeypatch: pytest.MonkeyPatch,
-                                                                              ended: str, log: str | None):
+def test_the_jobs_outcome_and_failed_nodes_are_what_they_were_without_evidence(
+        monkeypatch: pytest.MonkeyPatch, ended: str, log: str | None):
     before = today(monkeypatch, world(BW_JOB, {f"{LAUNCHER}/": log}, ended))
     first = job_tier.reconcile(world(BW_JOB, {f"{LAUNCHER}/": log}, ended))
     the_job = first.actions[0].obj if not first.terminal else BW_JOB
