@@ -16,7 +16,6 @@ unreadable log, a pod or profile that is not there makes the read partial, recor
 """
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -140,9 +139,10 @@ def _rows(target: Target, job: Obj, log: str) -> tuple[list[Row], str | None]:
     return training_rows.rows(log, job=job, node=target.node, group=group(job), profile=profile)
 
 
-def labelled(rows: Iterator[Row], labels: Labels) -> Iterator[Row]:
+def labelled(rows: Iterator[Row], labels: Labels) -> Iterator[Row | Obj]:
     """`rows` with the cluster path's labels (workflow, iteration, job, attempt) where they have none, one by one as
-    they are encoded: a second list of a long run's rows is never held."""
+    they are encoded (as the shard's data, which a Row's copy would be made into anyway): a second list of a long
+    run's rows is never held."""
+    extra = {"workflow": labels.workflow, "iteration": labels.iteration, "job": labels.job, "attempt": labels.attempt}
     for row in rows:
-        yield row if row.job is not None else dataclasses.replace(
-            row, workflow=labels.workflow, iteration=labels.iteration, job=labels.job, attempt=labels.attempt)
+        yield row if row.job is not None else {**row.to_dict(), **extra}
