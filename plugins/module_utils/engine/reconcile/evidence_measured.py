@@ -5,8 +5,8 @@ evidence/training_rows.py: one `step` row per step and figure).
 - Which measurements: those the Job's spec asks for (job_measurements.wanted): the Job tier creates them with its
   terminal write, after the evidence is sealed, so the spec is what is known.
 - Which log: the pod and container the measurement itself reads: `bandwidth_pod` with the profile's workerStrategy
-  (an MPI profile reads the launcher, which carries no Job label: hence JobWorld.workload_pods), goodput's worker-0;
-  the profile's containerName.
+  (an MPI profile reads the launcher, which carries no Job label: hence JobWorld.workload_pods); for goodput the
+  pod it reads the steps from (the last worker for a `Multi` profile, else worker-0); the profile's containerName.
 - Which profile: the one the driver resolved for the measurement's logProfileRef (JobWorld.log_profiles, by the
   measurement passes' own rule, driver/measurements.Profiles).
 - The rows' node: the Job's group (its nvcre.nvidia.com/group label, the report's group name), else the pod's node.
@@ -92,14 +92,22 @@ def targets(world: JobWorld) -> list[Target]:
             pod = measurement_pods.bandwidth_pod(world.workload_pods, workload, profile)
             missing = measurement_pods.no_pod_message(meta(world.job).get("namespace", ""), workload, profile)
         else:
-            pod = measurement_pods.goodput_pods(world.workload_pods, workload)[0]
-            missing = f"no worker-0 pod of workload {workload} to read"
+            pod = _steps_pod(world.workload_pods, workload, profile)
+            missing = f"no worker pod of workload {workload} to read"
         if pod is None:
             out.append(Target(source, profile=profile, problem=missing))
             continue
         out.append(Target(source, meta(pod).get("name", ""), container(profile),
                           str((pod.get("spec") or {}).get("nodeName") or ""), profile))
     return out
+
+
+def _steps_pod(pods: list[Obj], workload: str, profile: Obj) -> Obj | None:
+    """The pod a GoodputMeasurement reads the steps from: the last worker for a `Multi` profile (§1.5: the steps are
+    the last worker's, the lifecycle worker-0's), else worker-0."""
+    first, last = measurement_pods.goodput_pods(pods, workload)
+    multi = ((profile.get("spec") or {}).get("workerStrategy") or {}).get("type") == "Multi"
+    return last if multi and last is not None else first
 
 
 def read(world: JobWorld) -> tuple[list[list[Row]], list[str]]:

@@ -26,6 +26,7 @@ from tests.unit.engine.reconcile.measured_objects import (
     JOB,
     LAUNCHER,
     NODES,
+    PROFILES,
     TRAINING_LOG,
     WORKER_0,
     WORKER_1,
@@ -41,7 +42,7 @@ SIZES = (8, 1048576, 134217728, 8589934592)
 
 @pytest.mark.parametrize(("w", "formats", "logs", "stamped"), [
     (world(BW_JOB), ["nccl-tests"], [(LAUNCHER, "")], [(LAUNCHER, "")]),
-    (world(GP_JOB), ["training"], [(WORKER_0, "")], [(WORKER_0, "")]),
+    (world(GP_JOB), ["training"], [(WORKER_1, "")], [(WORKER_1, "")]),
     (dcgm.world(log=dcgm.dcgm_log()), [], [(dcgm.POD, "node")], []),
     (world(job()), [], [], []),
 ], ids=["bandwidth", "goodput", "dcgm", "none"])
@@ -60,6 +61,15 @@ def test_the_bandwidth_source_is_the_measurements_test_type_and_profile_and_read
     assert LAUNCHER not in {p["metadata"]["name"] for p in w.pods}
     [target] = evidence_measured.targets(w)
     assert (target.pod, target.node, target.problem) == (LAUNCHER, NODES[0], "")
+
+
+@pytest.mark.parametrize(("strategy", "read"), [("Multi", WORKER_1), ("Single", WORKER_0)])
+def test_a_goodput_jobs_steps_are_read_where_its_measurement_reads_them(strategy: str, read: str):
+    """A Multi profile's steps are the last worker's (the lifecycle is worker-0's), a Single one's worker-0's."""
+    profile = copy.deepcopy(PROFILES["megatron-bridge"][0])
+    profile["spec"]["workerStrategy"] = {"type": strategy}
+    [target] = evidence_measured.targets(world(GP_JOB, profiles={"megatron-bridge": (profile, "")}))
+    assert (target.pod, target.node) == (read, NODES[[WORKER_0, WORKER_1].index(read)])
 
 
 def test_profiles_are_asked_for_only_once_the_workload_is_over_and_until_the_job_ends():
@@ -106,7 +116,7 @@ def test_a_bandwidth_job_seals_group_rows_per_message_size_then_writes_them_then
 
 
 def test_a_goodput_job_gives_a_row_per_step_with_its_time_and_tflops():
-    sealed, created, _actions = passes(GP_JOB, {f"{WORKER_0}/": TRAINING_LOG})
+    sealed, created, _actions = passes(GP_JOB, {f"{WORKER_1}/": TRAINING_LOG})
     assert sealed["status"]["evidence"]["rows"] == 4
     assert [(r["node"], r["component"], r["index"], r["metric"], r["value"], r["time"]) for r in decoded(created)] == [
         (GROUP, "step", 48, "step_time", 1.5327, "2024-09-12T14:03:23.000000Z"),
