@@ -16,6 +16,7 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.evidence 
 from tests.ansible_run import ansible_module
 
 from .conftest import Sim
+from .one_category import certify
 from .seed import NVCRE, items
 
 pytestmark = pytest.mark.clusters(("aws-h100", 4))
@@ -33,12 +34,7 @@ def h100(pooled: Callable[..., Sim]) -> Sim:
 
 
 def test_an_nccl_run_seals_group_rows_per_message_size_and_bundles_them(h100: Sim, tmp_path: Path) -> None:
-    rc, result = ansible_module("certification_run", {
-        "kubeconfig": str(h100.kubeconfig), "name": "bw", "namespace": NS,
-        "categories": [{"domain": "communication", "variant": "nccl-all-reduce"}],
-        "poll_interval": 0.5, "timeout": 240}, timeout=300)
-    assert rc == 0, result
-    (category,) = result["categories"]
+    category = certify(h100, NS, "nccl-all-reduce")
     assert category["status"] == "Succeeded" and category["succeeded_nodes"] == NODES, category
     (job,) = items(h100, NS, NVCRE, "jobs")
     seal, name = job["status"]["evidence"], job["metadata"]["name"]
@@ -63,7 +59,7 @@ def test_an_nccl_run_seals_group_rows_per_message_size_and_bundles_them(h100: Si
     assert by_size == measured and len(rows) == len(measured) > 2
 
     rc, done = ansible_module("certification_results", {
-        "kubeconfig": str(h100.kubeconfig), "certification": "bw", "namespace": NS, "history": False,
+        "kubeconfig": str(h100.kubeconfig), "certification": "fidelity", "namespace": NS, "history": False,
         "dest": str(tmp_path / "report"), "bundle_dir": str(tmp_path / "bundle")})
     assert rc == 0, done.get("msg")
     bundled = [json.loads(line) for line in (tmp_path / "bundle" / "components" / "group.ndjson").read_text()

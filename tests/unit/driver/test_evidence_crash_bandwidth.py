@@ -20,7 +20,8 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile
     JOBSET_NAME,
     REPLICATED_JOB,
 )
-from tests.unit.driver.memory_cluster import MemoryKube, instant_workloads, outcome, resumed, strip, verdict
+from tests.unit.driver.evidence_runs import evidence, same_after_any_kill
+from tests.unit.driver.memory_cluster import MemoryKube, instant_workloads, strip
 from tests.unit.engine.reconcile.bandwidth_objects import LOG
 
 NS = "nvcre"
@@ -67,14 +68,6 @@ def certify(kube: MemoryKube, timeout: float = 30) -> Obj:
     return CertificationLoop(kube, CERTIFICATION, RunOptions(timeout, 0.05), desired).run()
 
 
-def evidence(kube: MemoryKube) -> tuple[dict[str, Obj], dict[str, Obj]]:
-    """(each Job's seal, each shard ConfigMap by name, without what differs between two runs: UIDs, versions)."""
-    seals = {n: j["status"]["evidence"] for n, j in kube.of_kind("Job").items()}
-    cms = {n: cm for n, cm in kube.of_kind("ConfigMap").items()
-           if (cm["metadata"].get("labels") or {}).get(shards.LABEL_EVIDENCE) == shards.EVIDENCE_ROWS}
-    return seals, strip(cms)
-
-
 def test_a_bandwidth_run_seals_group_rows_and_keeps_the_measurements_figures():
     kube = cluster()
     certify(kube)
@@ -95,16 +88,7 @@ def test_a_bandwidth_run_seals_group_rows_and_keeps_the_measurements_figures():
 
 
 def test_killed_after_any_write_the_resumed_run_ends_with_the_same_seals_and_shard_bytes():
-    whole = cluster()
-    expected = strip(verdict(certify(whole)))
-    end = outcome(whole)
-    seals, cms = evidence(whole)
-    assert whole.writes > 10 and len(cms) == 1
-    for k in range(whole.writes):
-        kube = cluster()
-        assert strip(verdict(resumed(kube, k, certify))) == expected, f"killed after write {k}"
-        assert evidence(kube) == (seals, cms), f"killed after write {k}"
-        assert outcome(kube) == end, f"killed after write {k}"
+    assert same_after_any_kill(cluster, certify) > 10
 
 
 def test_without_its_log_profile_the_seal_says_so_and_the_run_ends_as_it_did():
