@@ -1,6 +1,6 @@
 """One category certified on a pooled simulated cluster through certification_run, and the nodes' verdicts it
-returns: shared by the tests of the simulator's fidelity (test_sim_fidelity) and of real tools' logs
-(test_real_logs)."""
+returns: shared by the tests of the simulator's fidelity (test_sim_fidelity), of real tools' logs
+(test_real_logs) and of measured evidence (test_evidence_measured)."""
 from __future__ import annotations
 
 from tests.ansible_run import ansible_module

@@ -1,13 +1,15 @@
 """Training goodput on the local cluster (spec/measurements.md §3, §5): the simulated Megatron pods print their
 training lines through the pod log API; the run measures goodput from them, detects a stall and restarts a
-crashed workload from its checkpoint."""
+crashed workload from its checkpoint; its Job seals a row per step (issue 40)."""
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 
 import pytest
 from kubernetes import client
 
+from ansible_collections.cre.certification.plugins.module_utils.engine.evidence import shards
 from ansible_collections.cre.certification.plugins.module_utils.engine.logs.goodput import goodput
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import category_build
 from tests.ansible_run import ansible_module
@@ -118,3 +120,24 @@ def test_a_nemo_2_run_is_measured_with_the_nemo_4_training_profile(trainer: Sim)
     done = condition({"status": status}, "Complete")
     assert (done["status"], done["reason"]) == ("True", "JobSucceeded"), status
     assert status["highestStep"] > 0 and 0.5 < float(status["result"]) <= 1, status
+
+
+def test_a_training_run_seals_a_row_per_step_with_what_the_pods_printed(trainer: Sim) -> None:
+    """Issue 40: the GoodputMeasurement's worker-0 log, read by the measurement's own reader, one row per step."""
+    category = train(trainer, "rows")
+    assert category["status"] == "Succeeded", category
+    job = one(trainer, "jobs", category["workflow"])
+    seal = job["status"]["evidence"]
+    assert seal["attempt"] == 1 and seal["rows"] > 0 and "partial" not in seal, seal
+    rows = [row for k in range(1, seal["shards"] + 1) for row in shards.decode(base64.b64decode(
+        client.CoreV1Api(trainer.api).read_namespaced_config_map(
+            shards.shard_name(job["metadata"]["name"], 1, k), "default").binary_data[shards.DATA_KEY]))]
+    assert len(rows) == seal["rows"]
+    group = job["metadata"]["labels"]["nvcre.nvidia.com/group"]
+    assert {(r["node"], r["component"], r["test"], r["outcome"]) for r in rows} == {(group, "step", "training", "pass")}
+    steps = [r for r in rows if r["metric"] == "step_time"]
+    # What the pods printed: a line every 10 steps, 50 ms per step, 600 TFLOP/s per GPU; each stamped.
+    assert len(steps) == len([r for r in rows if r["metric"] == "tflops"]) > 1
+    assert {r["index"] % 10 for r in steps} == {0} and {r["value"] for r in steps} == {0.05}
+    assert {r["value"] for r in rows if r["metric"] == "tflops"} == {600.0}
+    assert all(r["time"] for r in rows)

@@ -141,6 +141,28 @@ class Open:
         return str(self.m["metadata"]["name"])
 
 
+class Profiles:
+    """A measurement's spec.logProfileRef resolved: the LogProfile (cluster-scoped, from the run's watch of them),
+    or why it could not be read, each name looked up once per pass (`clear` starts a pass). The measurement passes
+    and the Job tier's evidence steps (driver/worlds.py) resolve with it, so both read a log with the same profile."""
+
+    def __init__(self, lookup: Callable[[str], Obj | None]) -> None:
+        self._lookup = lookup
+        self._found: dict[str, tuple[Obj | None, str]] = {}
+
+    def clear(self) -> None:
+        self._found = {}
+
+    def __call__(self, name: str) -> tuple[Obj | None, str]:
+        if name not in self._found:
+            try:
+                found = self._lookup(name)
+                self._found[name] = (found, "" if found else f'logprofiles.nvcre.nvidia.com "{name}" not found')
+            except (ApiException, LookupError) as exc:
+                self._found[name] = (None, status_message(exc) if isinstance(exc, ApiException) else str(exc))
+        return self._found[name]
+
+
 class MeasurementPass(ABC):
     """One kind's measurements, reconciled once per driver pass: what both kinds share is the LogProfile
     (looked up once per pass in the run's watch of them), the loop over the open measurements and the log reads
@@ -149,22 +171,16 @@ class MeasurementPass(ABC):
     kind = ""
 
     def __init__(self, kube: Kube, namespace: str, profiles: Callable[[str], Obj | None]) -> None:
-        self.kube, self.namespace, self._lookup = kube, namespace, profiles
-        self._profiles: dict[str, tuple[Obj | None, str]] = {}
+        self.kube, self.namespace = kube, namespace
+        self._profiles = Profiles(profiles)
 
     def profile(self, name: str) -> tuple[Obj | None, str]:
         """The LogProfile (cluster-scoped), once per pass; or why it could not be read."""
-        if name not in self._profiles:
-            try:
-                found = self._lookup(name)
-                self._profiles[name] = (found, "" if found else f'logprofiles.nvcre.nvidia.com "{name}" not found')
-            except (ApiException, LookupError) as exc:
-                self._profiles[name] = (None, status_message(exc) if isinstance(exc, ApiException) else str(exc))
-        return self._profiles[name]
+        return self._profiles(name)
 
     def open(self, measurements: list[Obj], jobs: dict[str, Obj], pods: dict[str, list[Obj]]) -> list[Open]:
         """Every open measurement of this kind, with what its reconcile reads."""
-        self._profiles = {}
+        self._profiles.clear()
         out = []
         for m in measurements:
             if m.get("kind") != self.kind or is_true(m, COMPLETE):

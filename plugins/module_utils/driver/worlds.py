@@ -1,7 +1,8 @@
 """The worlds one Workflow pass hands the engine: the WorkflowWorld and a JobWorld per Job, built from the
 observer's caches (driver/observe.py) and the few reads the caches lack: a Node outside the watched selector, API
 discovery for the dependency kinds, the DRA fallback's ResourceSlices, failed containers' log tails, the log
-tail of a Job that timed out, and the whole logs a Job's evidence steps read.
+tail of a Job that timed out, and the whole logs a Job's evidence steps read (a measured Job's with the LogProfiles
+its measurements name, resolved as the measurement passes resolve them).
 """
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ class Worlds:
     def __init__(self, kube: Kube, namespace: str, observer: Observer, skip_is_failure: bool = False) -> None:
         self.kube, self.namespace, self.observer = kube, namespace, observer
         self.skip_is_failure = skip_is_failure
+        self.profiles = measurements.Profiles(observer.log_profile)
         self.timeout_logs: dict[str, Obj] = {}  # Job name -> failureLog, read when it timed out
         self.health: dict[tuple[str, str], tuple[str, bool]] = {}
         # Every pod of each Job's workload, the MPI launcher included: measurements and timeouts read the launcher,
@@ -57,6 +59,7 @@ class Worlds:
     def observe(self, wf: Obj, now: datetime, wanted: set[str] | None) -> tuple[WorkflowWorld, dict[str, JobWorld]]:
         """The worlds, from the caches; JobWorlds only for the Jobs in `wanted` (None: every Job)."""
         obs = self.observer
+        self.profiles.clear()
         jobs = dict(sorted(obs.items(API_VERSION, JOB).items()))
         workloads = obs.items(TRAINER_API_VERSION, TRAINJOB) if jobs else {}
         pods = obs.pods() if jobs else {}
@@ -77,23 +80,29 @@ class Worlds:
             if wanted is not None and name not in wanted:
                 continue
             job_pods = pods.get(name, [])
-            job_worlds[name] = JobWorld(
+            jw = job_worlds[name] = JobWorld(
                 job, workloads.get(f"{name}-workload"), job_pods, self._pod_nodes(job_pods),
                 self._logs(job, job_pods), by_job.get(name, []), self.health, now=now, shards=shards.get(name, {}),
-                gpus_per_node=gpus, skip_is_failure=self.skip_is_failure)
+                gpus_per_node=gpus, skip_is_failure=self.skip_is_failure,
+                workload_pods=self.workload_pods.get(name, []))
+            # Here, not in the pool's threads: the first lookup starts the run's watch of LogProfiles.
+            jw.log_profiles = {ref: self.profiles(ref) for ref in evidence_ledger.needs_profiles(jw)}
         return world, job_worlds
 
     def evidence_logs(self, world: JobWorld) -> JobWorld:
         """`world` with the whole logs its evidence steps read on this pass (evidence_ledger.needs_log), each None
-        when it cannot be read (a partial read, which the seal records); the same world when it needs none."""
+        when it cannot be read (a partial read, which the seal records); the same world when it needs none. A
+        measured log is read as its measurement's final read reads it: kubelet timestamps on, in pages."""
         wanted = evidence_ledger.needs_log(world)
         if not wanted:
             return world
+        stamped = set(evidence_ledger.stamped(world))
         logs: dict[str, str | None] = {}
         for pod, container in wanted:
             try:
-                logs[f"{pod}/{container}"] = self.kube.pod_log(self.namespace, pod, container)
-            except (ApiError, Unreachable):
+                logs[f"{pod}/{container}"] = measurements.read_log(self.kube, self.namespace, pod, container, None) \
+                    if (pod, container) in stamped else self.kube.pod_log(self.namespace, pod, container)
+            except (ApiError, Unreachable, measurements.UnreadableLog):
                 logs[f"{pod}/{container}"] = None
         return dataclasses.replace(world, evidence_logs=logs)
 

@@ -3,7 +3,8 @@
 The reader is decided from the Job's spec alone, so a user's catalog entry or a WorkloadRun that runs `dcgmi diag`
 gets the same reading as ours: its trainer's `command` and `args` are matched against SOURCES, the first match
 wins. `dcgmi diag` with `--json`/`-j` is read as `dcgm-diag-json`, without as the table (`dcgm-diag-text`).
-Nothing else has a reader yet; the next readers (nccl-tests tables, training steps) join SOURCES and READERS.
+A Job that asks for a measurement is read by that measurement's reader instead (reconcile/evidence_measured.py:
+nccl-tests and training rows, which judge nothing).
 
 An output that cannot be read (an empty log, text that is not the format) is a partial read: no rows are made up
 for it, and the reason is kept, so the seal tells partial from zero.

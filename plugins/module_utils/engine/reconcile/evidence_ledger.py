@@ -3,18 +3,21 @@
 Once the workload is over (Succeeded or Failed) and before the Job's terminal condition is written:
 
 1. no seal for this attempt: the rows are computed from the workload pods' logs (the driver reads them when
-   `needs_log` names them), encoded in their fixed order, the seal written in a status write, and every shard
-   ConfigMap created after it in the same Step;
+   `needs_log` names them): a DCGM Job's every worker (its reader judges each node's GPUs), a measured Job's
+   measurement pod (evidence_measured: rows only, no verdict), encoded in their fixed order, the seal written in
+   a status write, and every shard ConfigMap created after it in the same Step;
 2. a shard the seal names is missing: the rows are computed again and the missing shards created: equal rows
    give equal bytes, so the recomputed sha256s must be the seal's; when they are not (the log is gone or
    differs) the seal is marked `partial` with why, and no row is made up;
 3. shards of this Job with another attempt's label (a retried group's losing attempt) are deleted;
-4. only when every sealed shard exists does the Job move on to its terminal condition (`Gate.step` None).
+4. only when every sealed shard exists does the Job move on to its terminal condition (`Gate.step` None); a
+   measured Job with no row to write (its log unreadable) seals with its terminal write.
 
 Killed anywhere, the next pass recomputes the same seal, the same bytes and the same names from the cluster.
 """
 from __future__ import annotations
 
+import heapq
 import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -23,9 +26,10 @@ from ..api.actions import Action, Create, Delete, Ref, Step, UpdateStatus
 from ..api.objects import json_copy, meta, terminal
 from ..api.vocabulary import LABEL_WORKFLOW, WORKFLOW
 from ..evidence import shards
-from ..evidence.rows import Row, sorted_rows
+from ..evidence.rows import sort_key
 from ..evidence.sources import Labels, NodeReading, dcgm_tests_gpus, reader_of, rows_of, trainer_words
 from ..plan import jobs, workload
+from . import evidence_measured
 from .world import JobWorld
 
 Obj = dict[str, Any]
@@ -35,7 +39,8 @@ TRAINER_CONTAINER = "node"  # the container Trainer runs the trainer's command i
 
 @dataclass
 class Read:
-    """A Job attempt's output read: the format, each pod's reading, the shards and why the read is partial."""
+    """A Job attempt's output read: the format, each judged pod's reading (a measured Job's have none: its rows
+    are in `encoded` alone), the shards and why the read is partial."""
 
     fmt: str
     readings: list[NodeReading] = field(default_factory=list)
@@ -78,14 +83,34 @@ def over(world: JobWorld) -> bool:
     return live is not None and workload.status(live)[0] in (workload.SUCCEEDED, workload.FAILED)
 
 
+def has_evidence(job: Obj) -> bool:
+    """Whether the Job's output is evidence: a reader reads its trainer's words, or a measurement its log."""
+    return reader_of(job) is not None or bool(evidence_measured.sources(job))
+
+
+def needs_profiles(world: JobWorld) -> list[str]:
+    """The LogProfiles the driver resolves for this pass (JobWorld.log_profiles): those a measured Job's evidence
+    reads with, once its workload is over and until its terminal condition is written."""
+    if terminal(world.job) or not over(world):
+        return []
+    return evidence_measured.profile_refs(world.job)
+
+
 def needs_log(world: JobWorld) -> list[tuple[str, str]]:
-    """The (pod, container) logs the driver reads whole for this pass: those of a Job with a reader whose workload
+    """The (pod, container) logs the driver reads whole for this pass: those of a Job with evidence whose workload
     is over and whose terminal condition is not written yet (the seal, the shards and the verdict rest on them)."""
     job = world.job
-    if terminal(job) or reader_of(job) is None or not (job.get("status") or {}).get("workloadRef") \
+    if terminal(job) or not has_evidence(job) or not (job.get("status") or {}).get("workloadRef") \
             or not over(world):
         return []
-    return [(pod, container) for pod, container, _node in targets(world.pods)]
+    judged = [(pod, container) for pod, container, _node in targets(world.pods)] if reader_of(job) else []
+    return judged + [pair for pair in stamped(world) if pair not in judged]
+
+
+def stamped(world: JobWorld) -> list[tuple[str, str]]:
+    """The measured logs among them: read with the kubelet's timestamps, as the measurement reads them (a training
+    step's time is its line's stamp)."""
+    return [(t.pod, t.container) for t in evidence_measured.targets(world) if t.pod]
 
 
 def _labels(job: Obj, number: int) -> Labels:
@@ -95,18 +120,25 @@ def _labels(job: Obj, number: int) -> Labels:
                   number)
 
 
-def read(world: JobWorld, fmt: str, number: int) -> Read:
-    """Every worker pod's output read with `fmt`, the rows merged in their fixed order and encoded."""
+def read(world: JobWorld, fmt: Optional[str], number: int) -> Read:  # noqa: UP045 - as above
+    """Every worker pod's output read with the reader `fmt` (None: the Job has none) and the measured logs, the rows
+    merged in their fixed order (each list is in it already) and encoded as they stream."""
     labels = _labels(world.job, number)
-    found = targets(world.pods)
-    gpu_tests = dcgm_tests_gpus(trainer_words(world.job))
-    readings = [rows_of(fmt, world.evidence_logs.get(f"{pod}/{container}"), node, world.gpus_per_node,
-                        world.skip_is_failure, labels, pod, gpu_tests) for pod, container, node in found]
-    reasons = [r.partial for r in readings if r.partial]
-    if not found:
-        reasons.append("no pod of the workload was left to read its output from")
-    rows: list[Row] = sorted_rows([row for r in readings for row in r.rows])
-    return Read(fmt, readings, shards.encode(rows), "; ".join(reasons) or None)
+    readings: list[NodeReading] = []
+    reasons: list[str] = []
+    if fmt is not None:
+        found = targets(world.pods)
+        gpu_tests = dcgm_tests_gpus(trainer_words(world.job))
+        readings = [rows_of(fmt, world.evidence_logs.get(f"{pod}/{container}"), node, world.gpus_per_node,
+                            world.skip_is_failure, labels, pod, gpu_tests) for pod, container, node in found]
+        reasons = [r.partial for r in readings if r.partial]
+        if not found:
+            reasons.append("no pod of the workload was left to read its output from")
+    measured, why = evidence_measured.read(world)
+    rows = heapq.merge(*(r.rows for r in readings), *measured, key=sort_key)
+    encoded = shards.encode(evidence_measured.labelled(rows, labels))
+    name = fmt or ", ".join(s.fmt for s in evidence_measured.sources(world.job))
+    return Read(name, readings, encoded, "; ".join([*reasons, *why]) or None)
 
 
 def _owner(job: Obj) -> Obj:
@@ -132,15 +164,19 @@ def _delete(cm: Obj) -> Delete:
 def gate(world: JobWorld) -> Optional[Gate]:  # noqa: UP045 - as above
     """The evidence steps of a Job whose workload is over; None when nothing reads its output."""
     job = world.job
-    fmt = reader_of(job)
-    if fmt is None:
+    if not has_evidence(job):
         return None
+    fmt = reader_of(job)
     number = attempt(job)
     now = read(world, fmt, number)
     deletes: list[Action] = [_delete(cm) for cm in world.shards.values() if shards.attempt_of(cm) != number]
     seal = (job.get("status") or {}).get("evidence")
     if not seal or seal.get("attempt") != number:
         seal = shards.seal(number, now.encoded, now.partial)
+        if fmt is None and not now.encoded.shards:
+            # No shard to write before the Job's end and no verdict resting on the read: the seal rides on the
+            # Job's terminal write (a kill before it leaves nothing behind to repair).
+            return Gate(now, seal, None, deletes)
         status = {**json_copy(job.get("status") or {}), "evidence": seal}
         creates = [_create(job, number, k, now.encoded) for k in range(1, len(now.encoded.shards) + 1)]
         return Gate(now, seal, Step([UpdateStatus({**job, "status": status}), *creates, *deletes]), deletes)

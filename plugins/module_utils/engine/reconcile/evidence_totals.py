@@ -1,7 +1,8 @@
 """The Workflow's `status.evidence` (issue 40): the sums over its Jobs' seals, and whether they are final.
 
 Every Workflow status write carries them, computed from the Jobs as read:
-- the Jobs of the current iteration that have a reader (evidence/sources), each counted by its seal for its own
+- the Jobs of the current iteration that have evidence (a reader, evidence/sources, or a measurement whose log is
+  evidence, evidence_measured), each counted by its seal for its own
   attempt; a losing attempt of a retried group counts nothing (its shards are deleted by the next attempt);
 - the Jobs of completed iterations, deleted once the next iteration starts: their seals are added to
   `earlierIterations` in the same write that moves them to `iterationHistory`, so a pass killed before their
@@ -10,7 +11,7 @@ Every Workflow status write carries them, computed from the Jobs as read:
   workloadRef) and has no seal (a timed-out Job: its workload never ended, so nothing was sealed); `final: true`
   once the Workflow is terminal: nothing will be added, and what is missing is named in `partial`, so a bundle can
   still be written and says so.
-A Workflow none of whose Jobs has a reader has no `evidence` (the report tells missing from zero).
+A Workflow none of whose Jobs has evidence has no `evidence` (the report tells missing from zero).
 """
 from __future__ import annotations
 
@@ -18,9 +19,8 @@ from typing import Any, Optional
 
 from ..api.objects import meta
 from ..api.vocabulary import LABEL_GROUP
-from ..evidence.sources import reader_of
 from ..plan import jobs
-from .evidence_ledger import attempt
+from .evidence_ledger import attempt, has_evidence
 
 Obj = dict[str, Any]
 KEYS = ("rows", "shards", "jobs", "truncated")
@@ -62,14 +62,14 @@ def _compact(sums: Obj) -> Obj:
 
 def totals(status: Obj, live: dict[str, Obj], terminal: bool, folding: list[Obj]) -> Optional[Obj]:  # noqa: UP045
     """The `evidence` of the Workflow status `status` (its orchestration as this write leaves it), over the Jobs
-    `live` as read; `folding`: the Jobs this write moves to iterationHistory. None when no Job has a reader."""
+    `live` as read; `folding`: the Jobs this write moves to iterationHistory. None when no Job has evidence."""
     orch = status.get("orchestration") or {}
     stale = {g.get("jobName") for it in orch.get("iterationHistory") or [] for g in it.get("groups") or []}
     retries = {g.get("name"): int(g.get("retries") or 0) for g in orch.get("groups") or []}
     earlier = {**_empty(), **((status.get("evidence") or {}).get("earlierIterations") or {})}
     earlier["partial"] = list(earlier.get("partial") or [])
-    _sums_of(earlier, [j for j in folding if reader_of(j) is not None], True)
-    counted = [job for name, job in sorted(live.items()) if name not in stale and reader_of(job) is not None
+    _sums_of(earlier, [j for j in folding if has_evidence(j)], True)
+    counted = [job for name, job in sorted(live.items()) if name not in stale and has_evidence(job)
                and jobs.retry_of(job) >= retries.get((meta(job).get("labels") or {}).get(LABEL_GROUP), 0)]
     if not counted and not earlier["jobs"] and not earlier["partial"]:
         return None

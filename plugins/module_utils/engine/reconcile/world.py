@@ -52,3 +52,8 @@ class JobWorld:
     shards: dict[str, Obj] = field(default_factory=dict)
     gpus_per_node: int | None = None
     skip_is_failure: bool = False
+    # A measured Job's evidence (evidence_measured): every pod of its workload, the MPI launcher too (`pods` holds
+    # only the Job-labelled workers), and the LogProfile each of its measurements names, as the driver resolved it
+    # (driver/measurements.Profiles): name -> (the profile, or None and why it could not be read).
+    workload_pods: list[Obj] = field(default_factory=list)
+    log_profiles: dict[str, tuple[Obj | None, str]] = field(default_factory=dict)
