@@ -33,9 +33,7 @@ def resolved(words: list[str], node: Optional[Obj]) -> GemmParameters:  # noqa: 
     GemmParametersError (from parameters_of) for a flag without a readable value."""
     given = parameters_of(words)
     product = given.product if given.product not in UNKNOWN else product_of(node)
-    if given.floor_tflops is not None:
-        floor, provisional = given.floor_tflops, given.floor_provisional
-    else:
-        floor, provisional = floor_for(product, given.dtype)
+    floor, provisional = ((given.floor_tflops, given.floor_provisional) if given.floor_tflops is not None
+                          else floor_for(product, given.dtype))
     power = given.power_default_w if given.power_default_w is not None else default_power_w(product)
     return replace(given, product=product, floor_tflops=floor, floor_provisional=provisional, power_default_w=power)
