@@ -29,7 +29,7 @@ from ..engine.reconcile import node_results
 from ..engine.report import certreport, html, junit, markdown, snapshot
 from ..engine.status.node_results import read_failed, read_succeeded
 from ..kube.rest import ApiException, Kube
-from . import annotate, bundle, evidence_store, execute, history
+from . import annotate, bundle, burn_in_report, evidence_store, execute, history
 from .measurements import list_measurements
 
 FILES = ("report.json", "junit.xml", "report.md", "report.html")
@@ -59,7 +59,11 @@ def category_data(kube: Kube, namespace: str, category: Obj, workflow: Obj | Non
     if stored.stored:
         gpus = evidence_summary.gpus(evidence_store.rows(kube, stored))
         data["evidence"] = evidence_summary.category_evidence(stored.status, stored.seals, gpus)
+        burn_in = burn_in_report.of(kube, stored, data["jobs"])
+        if burn_in is not None:
+            data["burnIn"] = burn_in
     return data
+
 
 
 def certification_data(kube: Kube, cert: Obj) -> list[Obj]:

@@ -19,6 +19,7 @@ from typing import Any, Optional
 from .dcgm_results import DiagReading, UnreadableOutput
 from .dcgm_verdict import Options, judge
 from .evidence_check import FORMATS
+from .gemm_verdict import GemmOptions, GemmParameters, is_harness, judge_text
 from .rows import Row, sorted_rows
 
 Obj = dict[str, Any]
@@ -51,8 +52,16 @@ def dcgm_tests_gpus(words: list[str]) -> Optional[bool]:  # noqa: UP045 - as abo
     return None
 
 
+GEMM_BURN_IN = "gemm-burn-in"
+
+
+def _gemm_burn_in(words: list[str]) -> Optional[str]:  # noqa: UP045 - as above
+    """The GEMM burn-in harness (gemm_burn_in.py), read in its own strict format."""
+    return GEMM_BURN_IN if is_harness(words) else None
+
+
 # The dispatch table: a rule reads the trainer's words (command, then args) and names a format, or None.
-SOURCES: tuple[Callable[[list[str]], Optional[str]], ...] = (_dcgm_diag,)  # noqa: UP045 - as above
+SOURCES: tuple[Callable[[list[str]], Optional[str]], ...] = (_dcgm_diag, _gemm_burn_in)  # noqa: UP045 - as above
 
 
 def _judged(read: Callable[[str], DiagReading]) -> Callable[[str, Options], Obj]:
@@ -103,20 +112,25 @@ class NodeReading:
 
 def rows_of(fmt: str, log: Optional[str], node: str, expected_gpus: Optional[int],  # noqa: UP045 - as above
             skip_is_failure: bool, labels: Labels, pod: str = "",
-            gpu_tests: Optional[bool] = None) -> NodeReading:  # noqa: UP045 - as above
+            gpu_tests: Optional[bool] = None,  # noqa: UP045 - as above
+            gemm: Optional[GemmParameters] = None) -> NodeReading:  # noqa: UP045 - as above
     """The rows and verdict of one pod's log (`log` None: it could not be read), labelled with `labels`;
-    `gpu_tests`: whether the run tests GPUs (dcgm_tests_gpus of the Job's words). An empty or unreadable output
-    is partial: no rows, a reason, no verdict (never a pass)."""
+    `gpu_tests`: whether the run tests GPUs (dcgm_tests_gpus of the Job's words); `gemm`: the burn-in's
+    parameters for this node (reconcile/burn_in_parameters). An empty or unreadable output is partial: no rows, a
+    reason, no verdict (never a pass); a burn-in log that lost lines is partial too, with its verdict."""
     where = f"pod {pod} on node {node}" if pod else f"node {node}"
     if log is None:
         return NodeReading(node, partial=f"{where}: its log could not be read")
     if not log.strip():
         return NodeReading(node, partial=f"{where}: the log is empty, no {fmt} output to read")
+    options = Options(node, expected_gpus, skip_is_failure, gpu_tests)
     try:
-        verdict = READERS[fmt](log, Options(node, expected_gpus, skip_is_failure, gpu_tests))
+        verdict = (judge_text(log, GemmOptions.of(options, gemm or GemmParameters())) if fmt == GEMM_BURN_IN
+                   else READERS[fmt](log, options))
     except UnreadableOutput as err:
         return NodeReading(node, partial=f"{where}: not {fmt} output: {err}")
     extra = {"workflow": labels.workflow, "iteration": labels.iteration, "job": labels.job,
              "attempt": labels.attempt}
     rows = sorted_rows([Row(**{**row, **extra}) for row in verdict["rows"]])
-    return NodeReading(node, rows, verdict)
+    partial = verdict.get("partial")
+    return NodeReading(node, rows, verdict, f"{where}: {partial}" if partial else None)

@@ -26,10 +26,19 @@ from ..api.actions import Action, Create, Delete, Ref, Step, UpdateStatus
 from ..api.objects import json_copy, meta, terminal
 from ..api.vocabulary import LABEL_WORKFLOW, WORKFLOW
 from ..evidence import shards
+from ..evidence.gemm_verdict import GemmParametersError
 from ..evidence.rows import sort_key
-from ..evidence.sources import Labels, NodeReading, dcgm_tests_gpus, reader_of, rows_of, trainer_words
+from ..evidence.sources import (
+    GEMM_BURN_IN,
+    Labels,
+    NodeReading,
+    dcgm_tests_gpus,
+    reader_of,
+    rows_of,
+    trainer_words,
+)
 from ..plan import jobs, workload
-from . import evidence_measured
+from . import burn_in_parameters, evidence_measured
 from .world import JobWorld
 
 Obj = dict[str, Any]
@@ -128,9 +137,16 @@ def read(world: JobWorld, fmt: Optional[str], number: int) -> Read:  # noqa: UP0
     reasons: list[str] = []
     if fmt is not None:
         found = targets(world.pods)
-        gpu_tests = dcgm_tests_gpus(trainer_words(world.job))
+        words = trainer_words(world.job)
+        gpu_tests = dcgm_tests_gpus(words)
+        try:
+            gemm = {node: burn_in_parameters.resolved(words, world.nodes.get(node)) for _p, _c, node in found} \
+                if fmt == GEMM_BURN_IN else {}
+        except GemmParametersError as err:
+            return Read(fmt, [], shards.encode([]), str(err))
         readings = [rows_of(fmt, world.evidence_logs.get(f"{pod}/{container}"), node, world.gpus_per_node,
-                            world.skip_is_failure, labels, pod, gpu_tests) for pod, container, node in found]
+                            world.skip_is_failure, labels, pod, gpu_tests, gemm.get(node))
+                    for pod, container, node in found]
         reasons = [r.partial for r in readings if r.partial]
         if not found:
             reasons.append("no pod of the workload was left to read its output from")

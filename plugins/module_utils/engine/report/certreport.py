@@ -275,6 +275,8 @@ def category_report(category: dict) -> dict:
         report["warnings"] = list(category["warnings"])
     if category.get("evidence"):  # ours (issue 40): the state of its rows and each GPU's verdict (evidence/summary)
         report["evidence"] = category["evidence"]
+    if category.get("burnIn"):  # ours (issue 41): each node's GPUs' TFLOPS series and findings (gemm_report)
+        report["burnIn"] = category["burnIn"]
     if orchestration.get("diagnose"):
         report["diagnose"] = orchestration["diagnose"]
         report["diagnoseRounds"] = diagnose_report.diagnose_rounds(orchestration)
