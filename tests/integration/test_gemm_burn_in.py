@@ -2,7 +2,8 @@
 with the contract's words prints the whole `gemm-burn-in/1` run at once in compressed time (a 10-minute run ends in
 a second), and the certification judges every GPU: on 4 nodes, GPU 5 at 0.9x fails the node-median rule, GPU 2
 thermal-throttling from minute 4 fails the throttle rule, a lowered power limit fails the power-limit rule, the
-healthy node passes; the report carries each node's series and findings, and the HTML draws them."""
+healthy node passes, and the run's own floor (gemm_floors) judges every GPU; the report carries each node's series
+and findings, and the HTML draws them."""
 from __future__ import annotations
 
 import json
@@ -45,14 +46,15 @@ def faulty(h100: Sim) -> Iterator[Sim]:
 def test_the_burn_in_names_the_slow_the_throttling_and_the_capped_gpu(faulty: Sim, tmp_path: Path) -> None:
     rc, out = ansible_module("certification_run", {
         "kubeconfig": str(faulty.kubeconfig), "name": "burn", "namespace": NS,
-        "categories": [{"domain": "compute", "variant": "gemm-burn-in"}], "poll_interval": 0.5, "timeout": 240},
-        timeout=300)
+        "categories": [{"domain": "compute", "variant": "gemm-burn-in"}], "poll_interval": 0.5, "timeout": 240,
+        "gemm_floors": {"bf16": 700}}, timeout=300)
     assert rc == 0, out
     (category,) = out["categories"]
     assert category["succeeded_nodes"] == [HEALTHY]
     failed = {f["name"]: f["message"] for f in category["failed_nodes"]}
     assert sorted(failed) == [SLOW, THROTTLED, CAPPED]
-    assert "GPU 5" in failed[SLOW] and "node-median" in failed[SLOW], failed[SLOW]
+    # The run's own floor (700, above the 0.9x GPU's 664 and below the others' 737) reached the Job and its verdict.
+    assert "GPU 5" in failed[SLOW] and "node-median" in failed[SLOW] and "floor" in failed[SLOW], failed[SLOW]
     assert "GPU 2" in failed[THROTTLED] and "hw_thermal" in failed[THROTTLED], failed[THROTTLED]
     assert "GPU 0" in failed[CAPPED] and "power-limit" in failed[CAPPED], failed[CAPPED]
     # Only the faulty GPU of each node is named (a throttled or capped GPU is slow too: it may break two rules).
@@ -66,7 +68,7 @@ def test_the_burn_in_names_the_slow_the_throttling_and_the_capped_gpu(faulty: Si
     assert rc == 0, result.get("msg")
     (reported,) = json.loads((tmp_path / "report.json").read_text())["categories"]
     burn_in = reported["burnIn"]
-    assert burn_in["dtype"] == "bf16" and burn_in["floor"] == {"tflops": 590.0, "provisional": False}
+    assert burn_in["dtype"] == "bf16" and burn_in["floor"] == {"tflops": 700.0, "provisional": False}
     nodes = {n["node"]: n for n in burn_in["nodes"]}
     assert sorted(nodes) == [HEALTHY, SLOW, THROTTLED, CAPPED]
     assert all(len(g["series"]) == 22 for n in nodes.values() for g in n["gpus"])

@@ -26,11 +26,10 @@ def of(kube: Kube, stored: evidence_store.WorkflowEvidence, jobs: dict[str, Obj]
         return None
     per_node: dict[str, GemmParameters] = {}
     for job in harness.values():
-        words = trainer_words(job)
         for node in filter(None, ((job.get("metadata") or {}).get("annotations") or {})
                            .get(ANNOTATION_GROUP_NODES, "").split(",")):
             try:
-                per_node[node] = burn_in_parameters.resolved(words, kube.get(Ref("v1", "Node", "", node)))
+                per_node[node] = burn_in_parameters.of_job(job, kube.get(Ref("v1", "Node", "", node)))
             except GemmParametersError:
                 continue  # its flags do not read: its seal says so (partial), and the report has no figure for it
     category = per_node[min(per_node, key=natural)] if per_node else parameters_of(

@@ -44,6 +44,9 @@ ANNOTATION_TEST_SCALE = f"{GROUP}/requested-test-scale"
 ANNOTATION_EXPECTED_NETWORK = "cre.certification/expected-network"  # ours: on a Workflow and its multi-node Jobs
 # Ours: on a Workflow built from an entry of the user's own catalog_dirs, that entry's file (built-ins carry none).
 ANNOTATION_CATALOG_SOURCE = "cre.certification/catalog-source"
+# Ours: the run's own GEMM burn-in floors (module option gemm_floors), JSON, on the Certification, each Workflow and
+# each burn-in Job, so every judge of a node (the Job tier, the report) reads the same numbers, and a resumed run too.
+ANNOTATION_GEMM_FLOORS = "cre.certification/gemm-floors"
 ANNOTATION_JOB_UID = f"{GROUP}/job-uid"      # on a measurement: the Job it measures (a same-named later Job is not it)
 
 # ---------------------------------------------------------------- finalizers (a resident NVCRE's; we add none)

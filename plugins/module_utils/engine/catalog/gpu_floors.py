@@ -12,6 +12,7 @@ The table is validated once, on first use: a malformed row is one clear error na
 """
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -134,6 +135,32 @@ def floor_for(product: str, dtype: str, power_limit_w: Optional[Number] = None, 
         row = found.rows[-1][1]
     floor = row.get(dtype)
     return (floor.tflops, floor.provisional) if floor else (None, False)
+
+
+def overrides_text(value: Any, path: str) -> str:
+    """A run's own floors (`{dtype: tflops}` for every product, `{product: {dtype: tflops}}` for one) checked and
+    written as the JSON the Certification, its Workflows and Jobs carry (ANNOTATION_GEMM_FLOORS). InputError with the
+    field path for anything else."""
+    if not isinstance(value, Mapping):
+        raise InputError(path, "give {dtype: TFLOPS} or {product: {dtype: TFLOPS}}")
+    for key, floors in value.items():
+        for dtype, tflops in (floors.items() if isinstance(floors, Mapping) else [(key, floors)]):
+            where = f"{path}.{key}" + (f".{dtype}" if isinstance(floors, Mapping) else "")
+            if dtype not in DTYPES:
+                raise InputError(where, f"{dtype!r} is not a dtype ({', '.join(DTYPES)})"
+                                 + ("" if isinstance(floors, Mapping) else "; a product maps to {dtype: TFLOPS}"))
+            if isinstance(tflops, bool) or not isinstance(tflops, (int, float)) or tflops <= 0:
+                raise InputError(where, f"{tflops!r} is not a positive number of TFLOPS")
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def overrides_of(text: Optional[str]) -> dict[str, Any]:  # noqa: UP045 - as above
+    """The run's own floors from the annotation's JSON ({} without one, or one that does not parse)."""
+    try:
+        found = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def _override(product: str, dtype: str, overrides: Mapping[str, Any]) -> Optional[float]:  # noqa: UP045

@@ -15,6 +15,7 @@ from ..api.objects import controller_reference, orchestration_of
 from ..api.vocabulary import (
     ANNOTATION_CATALOG_SOURCE,
     ANNOTATION_EXPECTED_NETWORK,
+    ANNOTATION_GEMM_FLOORS,
     ANNOTATION_TEST_SCALE,
     API_VERSION,
     CATEGORY_NOT_FOUND,
@@ -278,6 +279,8 @@ def build_workflow(certification: dict, category: dict, *, platform: str, gpu_ar
         metadata["annotations"][ANNOTATION_EXPECTED_NETWORK] = ",".join(families)
     if source := lookup(category["domain"], category["variant"], catalog).source:
         metadata["annotations"][ANNOTATION_CATALOG_SOURCE] = source
+    if floors := (meta.get("annotations") or {}).get(ANNOTATION_GEMM_FLOORS):
+        metadata["annotations"][ANNOTATION_GEMM_FLOORS] = floors
     return {"apiVersion": API_VERSION, "kind": WORKFLOW, "metadata": metadata, "spec": spec}
 
 

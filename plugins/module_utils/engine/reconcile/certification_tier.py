@@ -19,6 +19,7 @@ from ..api.actions import Create, Event, Step, UpdateStatus
 from ..api.errors import InputError, WorkflowFailure
 from ..api.objects import condition, controlled_by, is_true, meta, parse_time, timestamp, true_condition, true_type
 from ..api.vocabulary import (
+    ANNOTATION_GEMM_FLOORS,
     API_VERSION,
     BUILD_FAILED,
     CERTIFICATION,
@@ -38,6 +39,7 @@ from ..api.vocabulary import (
     WORKFLOW_FAILED,
     WORKFLOW_NAME_COLLISION,
 )
+from ..catalog import gpu_floors
 from ..catalog.registry import Catalog, builtin_catalog
 from ..models import dump, parse_certification
 from ..plan import category_build, category_detect, detect, render
@@ -78,6 +80,9 @@ def desired_certification(args: Obj) -> Obj:
                 "metadata": {"name": args["name"], "namespace": args["namespace"],
                              "labels": {**args["labels"], LABEL_MANAGED_BY: MANAGER}},
                 "spec": spec}
+    if args.get("gemm_floors"):
+        obj["metadata"]["annotations"] = {ANNOTATION_GEMM_FLOORS: gpu_floors.overrides_text(args["gemm_floors"],
+                                                                                           "gemm_floors")}
     obj["spec"] = dump(parse_certification(obj))["spec"]
     # Thresholds NVCRE would only judge after the run (UnknownThresholdKey) are refused before anything is written.
     thresholds.validate(args["options"].get("thresholds") or {}, "options.thresholds")

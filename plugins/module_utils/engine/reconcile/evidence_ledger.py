@@ -140,7 +140,7 @@ def read(world: JobWorld, fmt: Optional[str], number: int) -> Read:  # noqa: UP0
         words = trainer_words(world.job)
         gpu_tests = dcgm_tests_gpus(words)
         try:
-            gemm = {node: burn_in_parameters.resolved(words, world.nodes.get(node)) for _p, _c, node in found} \
+            gemm = {node: burn_in_parameters.of_job(world.job, world.nodes.get(node)) for _p, _c, node in found} \
                 if fmt == GEMM_BURN_IN else {}
         except GemmParametersError as err:
             return Read(fmt, [], shards.encode([]), str(err))

@@ -94,3 +94,23 @@ def test_a_malformed_table_is_one_clear_error(table: dict, error: str) -> None:
     with pytest.raises(InputError) as err:
         gpu_floors.load(table)
     assert str(err.value) == error
+
+
+@pytest.mark.parametrize(("value", "error"), [
+    ([560], "gemm_floors: give {dtype: TFLOPS} or {product: {dtype: TFLOPS}}"),
+    ({"bf17": 560}, "gemm_floors.bf17: 'bf17' is not a dtype (bf16, fp8, tf32, fp16); a product maps to {dtype: TFLOPS}"),
+    ({"bf16": 0}, "gemm_floors.bf16: 0 is not a positive number of TFLOPS"),
+    ({"NVIDIA-H100-80GB-HBM3": {"fp8": "fast"}},
+     "gemm_floors.NVIDIA-H100-80GB-HBM3.fp8: 'fast' is not a positive number of TFLOPS"),
+], ids=["not-a-dict", "not-a-dtype", "zero", "not-a-number"])
+def test_a_run_s_floors_are_refused_with_their_path(value, error) -> None:
+    with pytest.raises(InputError) as err:
+        gpu_floors.overrides_text(value, "gemm_floors")
+    assert str(err.value) == error
+
+
+def test_a_run_s_floors_are_carried_as_sorted_json_and_read_back() -> None:
+    text = gpu_floors.overrides_text({"fp8": 1000, "NVIDIA-H200": {"bf16": 610}}, "gemm_floors")
+    assert text == '{"NVIDIA-H200":{"bf16":610},"fp8":1000}'
+    assert gpu_floors.overrides_of(text) == {"NVIDIA-H200": {"bf16": 610}, "fp8": 1000}
+    assert gpu_floors.overrides_of("{not json") == {} and gpu_floors.overrides_of(None) == {}
