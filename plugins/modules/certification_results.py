@@ -122,6 +122,13 @@ options:
       - Move regressed nodes to the failed-nodes ConfigMap with reason C(RegressionDetected) (see above).
     type: bool
     default: false
+  burn_in_slow_is_failure:
+    description:
+      - The GEMM burn-in's fleet rule (a GPU below 0.92x the fleet median of its product, a node below 0.95x) fails
+        instead of warning - each slow GPU's finding is C(fail), and its node moves to the failed-nodes ConfigMap
+        with reason C(BelowFleetMedian) and the figures in its message (docs/gemm-burn-in-verdict.md).
+    type: bool
+    default: false
   repeat_offenders:
     description:
       - A node failed in at least O(repeat_offenders.failed) of the last O(repeat_offenders.of) certifications
@@ -259,6 +266,7 @@ SPEC = {
         "baseline": {"type": "path"},
         "rules": {"type": "dict", "default": {}},
         "enforce": {"type": "bool", "default": False},
+        "burn_in_slow_is_failure": {"type": "bool", "default": False},
         "repeat_offenders": {"type": "dict", "default": {}, "options": {
             "failed": {"type": "int", "default": 2}, "of": {"type": "int", "default": 3}}},
         "annotate_nodes": {"type": "bool", "default": False},

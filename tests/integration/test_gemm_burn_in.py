@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
+from ansible_collections.cre.certification.plugins.module_utils.engine.status import node_results
 from tests.ansible_run import ansible_module
 from tools.sim import faults
 
@@ -78,3 +79,22 @@ def test_the_burn_in_names_the_slow_the_throttling_and_the_capped_gpu(faulty: Si
     assert not any(node == HEALTHY for node, _gpu, _rule in rules)
     html = (tmp_path / "report.html").read_text()
     assert "<svg" in html and SLOW in html and "node-median" in html
+    # The fleet rule: warnings by default; with burn_in_slow_is_failure, failures that move their nodes.
+    slow = {(s["node"], s["index"]) for s in burn_in["fleet"]["slow"]}
+    assert (SLOW, 5) in slow and not any(node == HEALTHY for node, _index in slow), slow
+    assert all(f["outcome"] == "warn" for n in nodes.values() for g in n["gpus"] for f in g["findings"]
+               if f["rule"] == "fleet")
+    rc, result = ansible_module("certification_results", {
+        "kubeconfig": str(faulty.kubeconfig), "certification": "burn", "namespace": NS, "history": False,
+        "dest": str(tmp_path / "strict"), "burn_in_slow_is_failure": True})
+    assert rc == 0, result.get("msg")
+    (strict,) = json.loads((tmp_path / "strict" / "report.json").read_text())["categories"]
+    assert any(f["rule"] == "fleet" and f["outcome"] == "fail" for n in strict["burnIn"]["nodes"] for g in n["gpus"]
+               for f in g["findings"])
+    workflow = client.CustomObjectsApi(faulty.api).get_namespaced_custom_object(
+        "nvcre.nvidia.com", "v1alpha1", NS, "workflows", category["workflow"])
+    configmap = client.CoreV1Api(faulty.api).read_namespaced_config_map(
+        f"failed-nodes-{workflow['metadata']['uid'][:8]}", NS)
+    entries = node_results.read_failed({"binaryData": configmap.binary_data})
+    fleet = {e["name"]: e["message"] for e in entries if e["reason"] == "BelowFleetMedian"}
+    assert SLOW in fleet and "GPU 5 of gpu-node-001" in fleet[SLOW] and HEALTHY not in fleet, fleet

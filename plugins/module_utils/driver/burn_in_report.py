@@ -17,7 +17,7 @@ from . import evidence_store
 Obj = dict[str, Any]
 
 
-def of(kube: Kube, stored: evidence_store.WorkflowEvidence, jobs: dict[str, Obj]) -> Obj | None:
+def of(kube: Kube, stored: evidence_store.WorkflowEvidence, jobs: dict[str, Obj], slow_fails: bool = False) -> Obj | None:
     """The report's `burnIn` of a category whose Jobs run the GEMM burn-in harness (None otherwise): its rows read
     again from the shards, each node judged with the parameters its own Job and its product give
     (reconcile/burn_in_parameters, as the Job tier judged it)."""
@@ -34,4 +34,4 @@ def of(kube: Kube, stored: evidence_store.WorkflowEvidence, jobs: dict[str, Obj]
                 continue  # its flags do not read: its seal says so (partial), and the report has no figure for it
     category = per_node[min(per_node, key=natural)] if per_node else parameters_of(
         trainer_words(next(iter(harness.values()))))
-    return gemm_report.burn_in_report(evidence_store.rows(kube, stored), category, per_node)
+    return gemm_report.burn_in_report(evidence_store.rows(kube, stored), category, per_node, slow_fails)

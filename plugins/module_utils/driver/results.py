@@ -13,6 +13,7 @@ from ..engine.api.errors import InputError
 from ..engine.api.objects import owned_by, status_orchestration
 from ..engine.api.vocabulary import (
     API_VERSION,
+    BELOW_FLEET_MEDIAN,
     CERTIFICATION,
     JOB,
     LABEL_DOMAIN,
@@ -38,10 +39,11 @@ WORKLOAD_RUN_DOMAIN = "workloadrun"  # a WorkloadRun's one category: `workloadru
 Obj = dict[str, Any]
 
 
-def category_data(kube: Kube, namespace: str, category: Obj, workflow: Obj | None) -> Obj:
+def category_data(kube: Kube, namespace: str, category: Obj, workflow: Obj | None, slow_fails: bool = False) -> Obj:
     """What certreport.build_report needs for one category: the Workflow, its decoded node results, its Jobs, its
     BandwidthMeasurements and GoodputMeasurements and, when it stored evidence, its `evidence` entry (each GPU's
-    verdict streamed from its shards) and the store it was read from (`stored`, what a bundle is written from)."""
+    verdict streamed from its shards) and the store it was read from (`stored`, what a bundle is written from); for a
+    GEMM burn-in, its `burnIn` (`slow_fails`: the fleet rule's slow GPUs fail)."""
     data: Obj = {"domain": category["domain"], "variant": category["variant"], "workflow": workflow,
                  "succeeded": [], "failed": [], "jobs": {}, "measurements": []}
     if workflow is None:
@@ -59,14 +61,14 @@ def category_data(kube: Kube, namespace: str, category: Obj, workflow: Obj | Non
     if stored.stored:
         gpus = evidence_summary.gpus(evidence_store.rows(kube, stored))
         data["evidence"] = evidence_summary.category_evidence(stored.status, stored.seals, gpus)
-        burn_in = burn_in_report.of(kube, stored, data["jobs"])
+        burn_in = burn_in_report.of(kube, stored, data["jobs"], slow_fails)
         if burn_in is not None:
             data["burnIn"] = burn_in
     return data
 
 
 
-def certification_data(kube: Kube, cert: Obj) -> list[Obj]:
+def certification_data(kube: Kube, cert: Obj, slow_fails: bool = False) -> list[Obj]:
     """Every category of a Certification in order, with its Workflow (the recorded ref, else the derived name)."""
     meta, spec = cert["metadata"], cert.get("spec") or {}
     namespace = meta.get("namespace") or "default"
@@ -76,7 +78,7 @@ def certification_data(kube: Kube, cert: Obj) -> list[Obj]:
         ref = (recorded[index].get("workflowRef") or {}) if index < len(recorded) else {}
         name = ref.get("name") or category_build.workflow_name(meta["name"], category)
         workflow = kube.get(Ref(API_VERSION, WORKFLOW, namespace, name))
-        data = category_data(kube, namespace, category, workflow)
+        data = category_data(kube, namespace, category, workflow, slow_fails)
         platform, arch = _detected(workflow)
         event = category_detect.architecture_defaults_event(arch, platform, category_build.resolve_options(
             spec, category), entries.FIELD_HINT_CERTIFICATION)
@@ -167,16 +169,18 @@ def _history(kube: Kube, namespace: str, report: Obj, args: Obj, warnings: list[
     return history.earlier(report, found)
 
 
-def enforce(kube: Kube, data: list[Obj], regressed: list[Obj], check_mode: bool) -> bool:
-    """Move the regressed nodes from each category's succeeded-nodes ConfigMap to its failed-nodes ConfigMap
-    (reason RegressionDetected); True when a ConfigMap changed (or would). NVCRE's conditions stay as they are."""
+def enforce(kube: Kube, data: list[Obj], regressed: list[Obj], check_mode: bool,
+            reason: str = REGRESSION_DETECTED) -> bool:
+    """Move the nodes `regressed` names ({category, name, message}) from each category's succeeded-nodes ConfigMap
+    to its failed-nodes ConfigMap with `reason` (RegressionDetected; BelowFleetMedian for the burn-in's fleet rule);
+    True when a ConfigMap changed (or would). NVCRE's conditions stay as they are."""
     changed = False
     by_category = {f"{c['domain']}/{c['variant']}": c for c in data if c.get("workflow")}
     for key in sorted({r["category"] for r in regressed}):
         category = by_category.get(key)
         if category is None:
             continue
-        entries = [{"name": r["name"], "reason": REGRESSION_DETECTED, "message": r["message"]}
+        entries = [{"name": r["name"], "reason": reason, "message": r["message"]}
                    for r in regressed if r["category"] == key]
         workflow, namespace = category["workflow"], category["workflow"]["metadata"]["namespace"]
         for name, write in node_results.regressed(workflow, _result_configmaps(kube, namespace, workflow), entries):
@@ -189,6 +193,16 @@ def enforce(kube: Kube, data: list[Obj], regressed: list[Obj], check_mode: bool)
                     kube.merge_patch(Ref(API_VERSION, WORKFLOW, namespace, workflow["metadata"]["name"]),
                                      {"status": {"failedNodesRef": {"kind": "ConfigMap", "name": name}}}, "status")
     return changed
+
+
+def slow_failures(data: list[Obj]) -> list[Obj]:
+    """The burn-in's fleet rule as failures: each node a slow GPU (or the node itself) is on, {category, name,
+    message} with every slow entry's message of that node."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for category in data:
+        for slow in ((category.get("burnIn") or {}).get("fleet") or {}).get("slow") or []:
+            out.setdefault((f"{category['domain']}/{category['variant']}", slow["node"]), []).append(slow["message"])
+    return [{"category": key, "name": node, "message": "; ".join(messages)} for (key, node), messages in out.items()]
 
 
 def _result_configmaps(kube: Kube, namespace: str, workflow: Obj) -> dict[str, Obj]:
@@ -209,8 +223,11 @@ def _compared(kube: Kube, cert: Obj, data: list[Obj], args: Obj, check_mode: boo
     comparison = history.comparison(built, earlier, args)
     enforced = bool(comparison["enforced"] and comparison["regressedNodes"]) and \
         enforce(kube, data, comparison["regressedNodes"], check_mode)
+    slow = slow_failures(data) if args.get("burn_in_slow_is_failure") else []
+    enforced |= bool(slow) and enforce(kube, data, slow, check_mode, BELOW_FLEET_MEDIAN)
     if enforced and not check_mode:  # the nodes now failed count among this run's failures (repeat offenders)
-        built = certreport.build_report(name, certification_data(kube, cert), created=created)
+        built = certreport.build_report(name, certification_data(kube, cert, bool(args.get("burn_in_slow_is_failure"))),
+                                        created=created)
         comparison = history.comparison(built, earlier, args)
     built["comparison"] = comparison
     return built, enforced
@@ -277,7 +294,7 @@ def results(kube: Kube, args: Obj, check_mode: bool) -> Obj:
         if cert is None:
             raise InputError("certification", f'Certification "{args["certification"]}" not found in namespace '
                                               f'"{namespace}"')
-        data = [] if args["from_snapshot"] else certification_data(kube, cert)
+        data = [] if args["from_snapshot"] else certification_data(kube, cert, bool(args.get("burn_in_slow_is_failure")))
         # Asked for, or every Workflow is gone (deleted after the run): the report the last run kept.
         kept = from_snapshot(kube, cert) if args["from_snapshot"] or not any(c["workflow"] for c in data) else None
         if kept is not None:

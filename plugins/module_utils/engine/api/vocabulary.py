@@ -91,6 +91,7 @@ WORKLOAD_STALLED = "WorkloadStalled"
 WORKLOAD_RESTARTING = "WorkloadRestarting"
 EVIDENCE_LACKING = "EvidenceLacking"           # ours: the tool exited 0 but its output proves nothing about a GPU
 REGRESSION_DETECTED = "RegressionDetected"     # ours: a figure regressed against its baseline (enforced)
+BELOW_FLEET_MEDIAN = "BelowFleetMedian"        # ours: a burn-in GPU or node slow against its fleet (enforced)
 GPU_ARCHITECTURE_DEFAULTS = "GPUArchitectureDefaults"  # Warning: an unlisted architecture sized on the 4/0 fallback
 
 # ---------------------------------------------------------------- measurement reasons (measurements.md §2-§3)

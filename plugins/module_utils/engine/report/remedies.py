@@ -53,6 +53,9 @@ REMEDIES: dict[str, tuple[str, str]] = {
     "JobValidationFailed": (HIGH, "Fix what the failed groups' nodes violated (see each node's reason), "
                                   f"{_RECERTIFY}."),
     v.WORKFLOW_FAILED: (HIGH, "See the failed category's reason and fix its cause, then certify again."),
+    v.BELOW_FLEET_MEDIAN: (MEDIUM, "Compare the GPU with its fleet: check its clocks, power limit, cooling and "
+                                   "placement (docs/gemm-burn-in-verdict.md, the fleet rule); a whole node slow "
+                                   "points at its power or cooling."),
     REGRESSION_DETECTED: (MEDIUM, "Compare the node's figures with the baseline's and check what changed since "
                                   "(driver, firmware, NCCL, cabling); a deliberate change needs a new baseline."),
     # The run could not judge: scheduling, measurement, discovery.
