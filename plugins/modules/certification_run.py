@@ -100,10 +100,10 @@ options:
     default: false
   gemm_floors:
     description:
-      - The run's own GEMM burn-in floors (C(compute/gemm-burn-in)), replacing the catalog's per GPU product -
+      - "The run's own GEMM burn-in floors (C(compute/gemm-burn-in)), replacing the catalog's per GPU product -
         C({bf16: 560}) for every product, C({NVIDIA-H100-80GB-HBM3: {fp8: 1000}}) for one (the node label
         C(nvidia.com/gpu.product)); TFLOPS, per GPU. A floor of the run is never provisional, so a GPU below it
-        fails (docs/gemm-burn-in-verdict.md).
+        fails (docs/gemm-burn-in-verdict.md)."
       - Carried as the annotation C(cre.certification/gemm-floors) on the Certification, its Workflows and the
         burn-in's Jobs, so the verdict in the cluster, a resumed run and the report judge alike.
     type: dict

@@ -67,7 +67,6 @@ def category_data(kube: Kube, namespace: str, category: Obj, workflow: Obj | Non
     return data
 
 
-
 def certification_data(kube: Kube, cert: Obj, slow_fails: bool = False) -> list[Obj]:
     """Every category of a Certification in order, with its Workflow (the recorded ref, else the derived name)."""
     meta, spec = cert["metadata"], cert.get("spec") or {}

@@ -7,40 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kubernetes import client
 
+from tests.unit.sim.fault_cli import NODE, FakeCore
+from tests.unit.sim.fault_cli import fault as _fault
 from tools.sim import __main__ as cli
-from tools.sim import faults, profiles
+from tools.sim import faults
 from tools.sim.state import ClusterState
-
-NODE = "gpu-node-001"
-
-
-class _Core:
-    """read_node as the API answers it: the profile's nodes, 404 for any other name."""
-
-    def __init__(self, apic: client.ApiClient, profile: str = "aws-h100") -> None:
-        self.nodes = {n["metadata"]["name"]: n for n in profiles.build_nodes(profile, 2)}
-
-    def read_node(self, name: str) -> client.V1Node:
-        if name not in self.nodes:
-            raise client.ApiException(status=404)
-        return client.ApiClient()._ApiClient__deserialize(self.nodes[name], "V1Node")  # type: ignore[attr-defined]
-
-
-@pytest.fixture
-def sim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A cluster `c` of 2 H100 nodes as `up` leaves its state file, its API faked; returns that file."""
-    monkeypatch.setenv("CRE_SIM_HOME", str(tmp_path))
-    ClusterState.path("c").parent.mkdir(parents=True)
-    ClusterState(name="c", profile="aws-h100", nodes=2, kubeconfig=str(tmp_path / "kubeconfig.yaml")).save()
-    monkeypatch.setattr(faults, "api", lambda kubeconfig: client.ApiClient())
-    monkeypatch.setattr(faults.client, "CoreV1Api", _Core)
-    return ClusterState.path("c")
-
-
-def _fault(*args: str) -> int:
-    return cli.main(["fault", NODE, "--name", "c", *args])
 
 
 def test_each_call_adds_one_gpu_fault_and_a_repeat_adds_nothing(sim: Path) -> None:
@@ -92,7 +64,7 @@ def test_a_test_the_cluster_s_dcgm_does_not_have_is_refused(sim: Path, capsys: p
 
 def test_a_gb200_node_has_four_gpus(sim: Path, monkeypatch: pytest.MonkeyPatch,
                                     capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(faults.client, "CoreV1Api", lambda apic: _Core(apic, "aws-gb200"))
+    monkeypatch.setattr(faults.client, "CoreV1Api", lambda apic: FakeCore(apic, "aws-gb200"))
     assert _fault("--kind", "dcgm", "--gpu", "4", "--test", "memory") == 1
     assert "it has 4 GPUs (0 to 3)" in capsys.readouterr().err
 

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.sim.test_dcgm_faults import NODE, _fault, sim  # noqa: F401 - the fixture of a faked 2-node cluster
+from tests.unit.sim.fault_cli import NODE
+from tests.unit.sim.fault_cli import fault as _fault
 from tools.sim.logs import burn_in_logs
 from tools.sim.logs.burn_in_output import Fault
 from tools.sim.state import ClusterState
 
 
-def test_each_kind_lands_on_its_gpu_the_same_kind_again_replaces_it_and_none_clears(sim: Path) -> None:  # noqa: F811
+def test_each_kind_lands_on_its_gpu_the_same_kind_again_replaces_it_and_none_clears(sim: Path) -> None:
     assert _fault("--kind", "gpu-slow", "--gpu", "5", "--factor", "0.9") == 0
     assert _fault("--kind", "gpu-throttle", "--gpu", "2", "--reason", "hw_thermal", "--after-minutes", "4") == 0
     assert _fault("--kind", "gpu-degrade", "--gpu", "3", "--factor", "0.8") == 0
@@ -54,7 +55,7 @@ def test_each_kind_lands_on_its_gpu_the_same_kind_again_replaces_it_and_none_cle
                                                                 "'gpu-wrong'"),
 ])
 def test_what_it_cannot_take_is_refused_in_one_line_and_nothing_changes(
-        sim: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:  # noqa: F811
+        sim: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
     assert _fault("--kind", "gpu-wrong", "--gpu", "1") == 0
     before = sim.read_text()
     assert _fault(*args) == 1

@@ -81,8 +81,8 @@ def desired_certification(args: Obj) -> Obj:
                              "labels": {**args["labels"], LABEL_MANAGED_BY: MANAGER}},
                 "spec": spec}
     if args.get("gemm_floors"):
-        obj["metadata"]["annotations"] = {ANNOTATION_GEMM_FLOORS: gpu_floors.overrides_text(args["gemm_floors"],
-                                                                                           "gemm_floors")}
+        floors = gpu_floors.overrides_text(args["gemm_floors"], "gemm_floors")
+        obj["metadata"]["annotations"] = {ANNOTATION_GEMM_FLOORS: floors}
     obj["spec"] = dump(parse_certification(obj))["spec"]
     # Thresholds NVCRE would only judge after the run (UnknownThresholdKey) are refused before anything is written.
     thresholds.validate(args["options"].get("thresholds") or {}, "options.thresholds")

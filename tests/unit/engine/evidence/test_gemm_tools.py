@@ -56,7 +56,7 @@ def test_gpu_burn_without_progress_lines_still_gives_its_verdict() -> None:
 
 
 def test_a_gpu_burn_log_cut_before_its_verdict_is_partial_and_lacks_evidence() -> None:
-    cut = GPU_BURN.split("Killing")[0]
+    cut = GPU_BURN.split("Killing", maxsplit=1)[0]
     out = check_gemm_evidence(cut, "gpu-burn", OPTIONS)
     assert out["partial"] == "no `Tested N GPUs:` verdict: the log ends before gpu-burn did"
     assert out["lacking_evidence"] == [0] and out["outcome"] == "fail"   # GPU 1 warned, GPU 2 died: already failing
@@ -108,7 +108,7 @@ def test_gpu_fryer_software_thermal_throttle_warns() -> None:
 
 
 def test_a_gpu_fryer_log_cut_before_its_summary_is_partial() -> None:
-    cut = GPU_FRYER.split("GPU #0: 730123")[0]
+    cut = GPU_FRYER.split("GPU #0: 730123", maxsplit=1)[0]
     out = check_gemm_evidence(cut, "gpu-fryer", OPTIONS)
     assert out["partial"] == "no summary: the log ends before gpu-fryer did" and out["outcome"] == "warn"
 
