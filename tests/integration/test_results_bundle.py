@@ -2,9 +2,10 @@
 by their labels through a metadata-only list and read one at a time, written into a bundle that bundle_read checks
 and reads as a user would (`ansible localhost -m cre.certification.bundle_read`), refusing one tampered byte.
 
-Until the certification writes shards itself (and the CRDs carry `status.evidence`), the ConfigMaps are created here
-from tests/evidence_seed.py and the seals handed in as the Jobs would hold them; the ConfigMaps have no owner (a
-Workflow that does not exist would have the garbage collector take them)."""
+The certification's own shards are tested end to end in test_evidence.py; here the ConfigMaps are created from
+tests/evidence_seed.py to hold what a small DCGM run never does: a Job of several shards, a losing attempt's shard
+left behind, another Workflow's shard under the same labels. The seals are handed in as the Jobs would hold them;
+the ConfigMaps have no owner (a Workflow that does not exist would have the garbage collector take them)."""
 from __future__ import annotations
 
 import copy
