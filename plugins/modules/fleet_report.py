@@ -108,6 +108,14 @@ fleet:
           (C(host), C(category), C(node), C(index) - null for a node, C(product), C(dtype), C(median), C(ratio),
           C(message), C(text)).
       type: dict
+    configuration:
+      description:
+        - Node drift across the clusters, null when no host's report has a node-drift category - C(nodes) (with a
+          configuration finding, fail or warn, each host's count its row's C(configNodes)), C(clusters) and C(drift),
+          per GPU product the fields whose values differ across the clusters' drift tables (C(product),
+          C(component), C(field), C(majority), C(of), C(clusters), C(values) - C(value), C(nodes), C(majority),
+          C(hosts) with C(host) and C(nodes)).
+      type: dict
   sample: {title: Fleet Certification Report, result: PASSED, hosts: 1, counts: {PASSED: 1}, rows: []}
 summary:
   description: One line per host naming its verdict (or its error), then the fleet's.

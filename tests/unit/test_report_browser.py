@@ -1,6 +1,7 @@
 """fleet.html and report.html in headless Chromium: a non-blank screenshot, and a DOM with the hosts, their
 verdicts, the heat-map cells (with their hover text), the bandwidth curves, the trend charts, the "Compared
-with" section, the per-GPU grid and the burn-in charts. Fails (never skips) without chromium: `make setup` installs it."""
+with" section, the per-GPU grid, the burn-in charts and the node-drift section (drift table and findings). Fails
+(never skips) without chromium: `make setup` installs it."""
 from __future__ import annotations
 
 import json
@@ -12,11 +13,13 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.report im
 from ansible_collections.cre.certification.plugins.module_utils.engine.report.html import report_html
 from tests.browser import check_fleet, check_page
 from tests.unit.engine.report.burn_in_reports import burn_in_report
+from tests.unit.engine.report.config_reports import config_report
 from tests.unit.engine.report.gpu_reports import MEMORY_MESSAGE, gpu_report
 
 DATA = Path(__file__).parent / "engine" / "data" / "report"
 NODES = {"node-0", "node-1", "node-2", "node-3"}
 FAIL_RED = "#c62828"  # a failing GPU's cell (html.STYLE's .gpu-fail)
+OUTLIER_AMBER = "#fff3e0"  # a value other than the majority in the drift table (html.STYLE's tr.drift-outlier)
 
 
 def _rgb(colour: str) -> tuple[int, int, int]:
@@ -130,3 +133,32 @@ def test_burn_in_chart_shows_the_failing_gpu_series_and_its_finding(tmp_path: Pa
     report["categories"][0]["burnIn"]["nodes"][1]["gpus"][5]["outcome"] = "pass"
     page.write_text(report_html(report))
     assert red - check_page(page, tmp_path / "passed.png", "1280,2400").colours.get(_rgb(FAIL_RED), 0) > 300
+
+
+def test_configuration_shows_the_drift_table_and_a_finding(tmp_path: Path) -> None:
+    """The node-drift section renders: the NIC-firmware outlier is an amber row of the drift table under its
+    majority (marked, with its count), and gpu-node-001's ECC finding is a row with its red severity, both in the
+    open part of the page; the finding passing takes that red off the screen."""
+    report = config_report()
+    page = tmp_path / "report.html"
+    page.write_text(report_html(report))
+    dom = check_page(page, tmp_path / "report.png", "1280,2400")
+    rows = [(a["data-value"], a["data-count"], a["class"]) for a in dom.having("tr") if "data-value" in a]
+    assert rows[:2] == [("28.39.1002", "7", "drift-majority"), ("28.40.1000", "1", "drift-outlier")]
+    text = [t.strip() for t in dom.text if t.strip()]
+    assert "majority" in text and "7/8 nodes" in text and "1/8 nodes" in text
+    # The outlier's row and the drift table lie outside any fold; so does the failing node's finding.
+    folds = [i for i, (tag, a) in enumerate(dom.tags) if tag == "details"]
+    outlier = next(i for i, (tag, a) in enumerate(dom.tags) if a.get("data-value") == "28.40.1000")
+    ecc = next(i for i, (tag, a) in enumerate(dom.tags) if tag == "tbody" and a.get("data-node") == "gpu-node-001")
+    assert outlier < folds[0] < ecc < folds[1]
+    assert dom.having("tbody", class_="cfg-node", **{"data-node": "gpu-node-001", "data-outcome": "fail"})
+    assert "ecc_current" in text and "enable ECC: `nvidia-smi -i 2 -e 1` and reboot" in text
+    # Drawn, not only present: the outlier's amber and the failing severities' red.
+    assert dom.colours.get(_rgb(OUTLIER_AMBER), 0) > 1000
+    red = dom.colours.get(_rgb(FAIL_RED), 0)
+    for node in report["categories"][0]["configuration"]["nodes"]:
+        for finding in node["findings"]:
+            finding["outcome"] = "pass" if finding["outcome"] == "fail" else finding["outcome"]
+    page.write_text(report_html(report))
+    assert red - check_page(page, tmp_path / "passed.png", "1280,2400").colours.get(_rgb(FAIL_RED), 0) > 1000

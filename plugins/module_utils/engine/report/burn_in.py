@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import gpu_evidence as ge
 from .text import md_cell
 
 Obj = dict[str, Any]
@@ -106,12 +107,7 @@ def node_lines(category: Obj) -> dict[str, tuple[list[str], list[str]]]:
 
 def without_gemm(category: Obj) -> Obj:
     """The category with its evidence's GEMM findings left out when the burn-in says them; unchanged otherwise."""
-    found = category.get("evidence")
-    if burn_in(category) is None or not isinstance(found, dict):
-        return category
-    gpus = [{**g, "failures": [f for f in g.get("failures") or [] if f.get("test") != GEMM_TEST]}
-            for g in found.get("gpus") or []]
-    return {**category, "evidence": {**found, "gpus": gpus}}
+    return category if burn_in(category) is None else ge.without_test(category, GEMM_TEST)
 
 
 def _slowest(node: Obj) -> str:

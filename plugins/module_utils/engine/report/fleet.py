@@ -1,7 +1,8 @@
 """The fleet report: one row per inventory host, from its folder's report.json (a CertReport) and status.json (what
 the play recorded: when it ran, whether it hit its timeout, or the error that stopped it). A row counts its
 failing GPUs beside its failed nodes, the fleet their total; the burn-in fleet rule names the slow GPUs and nodes
-across the clusters.
+across the clusters; a row counts its nodes with configuration findings (node drift), and the fields whose values
+differ across the clusters are named with their nodes per host.
 
 status.json: `{host, state: reported|error, started, finished, timedOut, task, message}` (times RFC 3339 UTC).
 A host whose run stopped on an error shows the error, never the report an earlier run left in its folder.
@@ -16,6 +17,7 @@ from ..api.objects import go_duration, parse_time
 from . import gpu_evidence as ge
 from .certreport import FAILED, INCOMPLETE, PASSED, RUNNING
 from .fleet_burn_in import fleet_burn_in
+from .fleet_configuration import config_nodes, fleet_configuration
 from .text import natural, seconds
 
 FLEET_TITLE = "Fleet Certification Report"
@@ -97,6 +99,7 @@ def host_row(host: str, folder: str, report: Obj | None, status: Obj | None) -> 
         "failedNodes": [{k: e.get(k, "") for k in ("name", "reason", "message")}
                         for e in (shown or {}).get("failedNodes") or []],
         **failing_gpus(shown),
+        "configNodes": config_nodes(shown),
         "duration": go_duration(took) if took is not None else "",
         "error": error,
         "folder": folder,
@@ -114,6 +117,12 @@ def failing_gpus(report: Obj | None) -> Obj:
 def gpus_text(row: Obj) -> str:
     """`2`, `2 (evidence partial)`, or "" when the host's report counts no GPU."""
     return ge.failing_text(row["failingGpus"], row["gpuEvidence"]) if row.get("gpuEvidence") else ""
+
+
+def config_text(row: Obj) -> str:
+    """`3 nodes`, `0 nodes`, or "" when the host's report has no node-drift category."""
+    count = row.get("configNodes")
+    return "" if count is None else f"{count} node{'' if count == 1 else 's'}"
 
 
 def history(report: Obj | None) -> Obj:
@@ -168,8 +177,9 @@ def overall(rows: list[Obj]) -> str:
 
 
 def build_fleet(rows: list[Obj], reports: dict[str, Obj] | None = None) -> Obj:
-    """The fleet from its rows, and `burnIn` (the burn-in fleet rule across the clusters, fleet_burn_in; None when
-    no report has a burn-in) from `reports`: host -> the CertReport its row shows."""
+    """The fleet from its rows, and from `reports` (host -> the CertReport its row shows) `burnIn` (the burn-in
+    fleet rule across the clusters, fleet_burn_in; None when no report has a burn-in) and `configuration` (node
+    drift across the clusters, fleet_configuration; None when no report has a node-drift category)."""
     ordered = sorted(rows, key=lambda r: natural(r["host"]))
     counts: dict[str, int] = {}
     for row in ordered:
@@ -177,7 +187,7 @@ def build_fleet(rows: list[Obj], reports: dict[str, Obj] | None = None) -> Obj:
     counted = [r["failingGpus"] for r in ordered if r.get("failingGpus") is not None]
     return {"title": FLEET_TITLE, "result": overall(ordered), "hosts": len(ordered),
             "counts": dict(sorted(counts.items())), "failingGpus": sum(counted) if counted else None, "rows": ordered,
-            "burnIn": fleet_burn_in(reports or {})}
+            "burnIn": fleet_burn_in(reports or {}), "configuration": fleet_configuration(reports or {})}
 
 
 def summary_line(row: Obj) -> str:
@@ -189,8 +199,9 @@ def summary_line(row: Obj) -> str:
     took = f", {row['duration']}" if row["duration"] else ""
     note = f"; {error['kind']}: {error['message']} ({error['hint']})" if error else ""
     gpus = f", failing GPUs: {gpus_text(row)}" if gpus_text(row) else ""
+    config = f", configuration findings on {config_text(row)}" if config_text(row) else ""
     return (f"{row['host']}: {row['verdict']} ({row['categoriesPassed']}/{row['categoriesTotal']} categories passed, "
-            f"failed nodes: {failed or 'none'}{gpus}{took}){note}")
+            f"failed nodes: {failed or 'none'}{gpus}{config}{took}){note}")
 
 
 def fleet_counts(fleet: Obj) -> str:

@@ -1,6 +1,7 @@
 """fleet.html: the fleet table (a row per inventory host: verdict, categories, failed nodes with reasons, failing
 GPUs, duration, the error that stopped it, the change since its last certification and its repeat offenders) with
 the fleet's failing GPUs, the burn-in across the clusters (each product's fleet median, the slow GPUs and nodes),
+the configuration across the clusters (nodes with findings per host, fields whose values differ),
 then per cluster its report body (matrix, figures, pictures, per-GPU grid). Rendered from templates/fleet.html.j2;
 self-contained."""
 from __future__ import annotations
@@ -8,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from . import pages
-from .fleet import ERROR, gpus_text, offenders_text, since_text
+from .fleet import ERROR, config_text, gpus_text, offenders_text, since_text
 from .fleet_burn_in import group_text
+from .fleet_configuration import drift_text
 from .html import STYLE, view
 
 Obj = dict[str, Any]
@@ -25,7 +27,7 @@ def _row(row: Obj, reports: dict[str, Obj]) -> Obj:
             "categories": ", ".join(f"{c['category']} {c['status']}" for c in row["categories"])
             if row["verdict"] != ERROR else "",
             "failed": "; ".join(f"{n['name']}: {n['reason']}" if n["reason"] else n["name"] for n in row["failedNodes"]),
-            "gpus": gpus_text(row), "duration": row["duration"],
+            "gpus": gpus_text(row), "config": config_text(row), "duration": row["duration"],
             "error": f"{row['error']['kind']}: {row['error']['message']}" if row["error"] else "",
             "since": since_text(row), "offenders": offenders_text(row)}
 
@@ -37,7 +39,16 @@ def fleet_html(fleet: Obj, reports: dict[str, Obj]) -> str:
     return pages.render("fleet.html.j2", title=fleet["title"], style=pages.markup(STYLE), result=fleet["result"],
                         hosts=fleet["hosts"], counts=", ".join(f"{count} {name}" for name, count in fleet["counts"].items()),
                         rows=[_row(row, reports) for row in fleet["rows"]], sections=sections,
-                        failing_gpus=fleet.get("failingGpus"), burn_in=_burn_in(fleet))
+                        failing_gpus=fleet.get("failingGpus"), burn_in=_burn_in(fleet),
+                        configuration=_configuration(fleet))
+
+
+def _configuration(fleet: Obj) -> Obj | None:
+    found = fleet.get("configuration")
+    if not found:
+        return None
+    return {"nodes": found["nodes"], "clusters": found["clusters"],
+            "drift": [{"field": e["field"], "text": drift_text(e)} for e in found["drift"]]}
 
 
 def _burn_in(fleet: Obj) -> Obj | None:

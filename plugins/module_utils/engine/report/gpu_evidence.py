@@ -84,6 +84,16 @@ def problems(category: Obj) -> list[Obj]:
             for gpu in gpus(category) for finding in findings(gpu)]
 
 
+def without_test(category: Obj, test: str) -> Obj:
+    """The category with its evidence's findings of `test` left out (a section of its own says them); the report
+    itself is untouched."""
+    found = evidence(category)
+    if found is None:
+        return category
+    left = [{**g, "failures": [f for f in g.get("failures") or [] if f.get("test") != test]} for g in gpus(category)]
+    return {**category, "evidence": {**found, "gpus": left}}
+
+
 def state_line(found: Obj) -> str:
     """`final: 96 rows in 1 shard, 0 truncated`; `partial: …, 1 truncated (job-a: why)`; `missing: no evidence
     was sealed`. Partial reasons are listed apart (partial_reasons)."""

@@ -4,13 +4,14 @@ One row per node, one cell per GPU index, the cell's class its GPU's kind (outco
 text the index and the tests that warned or failed, its title (hover) every finding with DCGM's message. Nodes with
 a GPU that did not pass come first and open; the nodes whose every GPU passed are folded away below them, so a
 1,000-node report opens on the few rows that matter (the DOM still holds every cell). The findings table leaves a
-burn-in's GEMM findings to the burn-in charts beside it. Pure: dicts in, dicts out.
+burn-in's GEMM findings to the burn-in charts beside it, and a node-drift category's findings to its configuration
+section. Pure: dicts in, dicts out.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from . import burn_in as bi
+from . import configuration as cfg
 from . import gpu_evidence as ge
 
 Obj = dict[str, Any]
@@ -55,5 +56,5 @@ def grid(category: Obj) -> Obj | None:
     return {"state": str(found.get("state") or "missing"), "line": ge.state_line(found),
             "partial": [str(p) for p in found.get("partial") or []], "counts": ge.counts_line(category),
             "headers": ["Node", *(f"GPU {i}" for i in columns)], "attention": attention, "passing": passing,
-            "problems": ge.problems(bi.without_gemm(category)),
+            "problems": ge.problems(cfg.evidence_left(category)),
             "legend": [{"css": f"gpu {css}", "text": text} for css, text in LEGEND]}

@@ -4,7 +4,8 @@ from the Jinja2 templates in templates/ (autoescape on).
 Verdict, categories with their figures, the "Compared with" section (report["comparison"]), the node × category
 matrix, failed nodes with reasons, severities and actions, the remedies, and per category its bandwidth chart,
 group-bandwidth heat map, trend charts, bandwidth table, burn-in charts (burn_in_chart: a small chart per node of its
-GPUs' TFLOPS over time) and per-GPU evidence (gpu_grid: the node × GPU grid).
+GPUs' TFLOPS over time), configuration (configuration_view: a node-drift category's findings per node and its drift
+table) and per-GPU evidence (gpu_grid: the node × GPU grid).
 Pure: the report in, HTML text out; `view` turns a report into what the templates show, every picture built by a
 pure function that escapes its text.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import burn_in_chart, charts, comparison_text, gpu_grid, pages
+from . import burn_in_chart, charts, comparison_text, configuration_view, gpu_grid, pages
 from .certreport import TITLE
 from .heatmap import heatmap_svg
 from .text import natural, size_text
@@ -49,6 +50,15 @@ height:0;margin-right:5px;vertical-align:middle;border-top:2px solid #90a4ae}.bl
 .bl-fail::before{border-top:3px solid #c62828}.bl-median::before{border-top:2px dotted #1565c0}
 .bl-floor::before{border-top:2px dashed #444}
 .bl-band::before{height:8px;border:0;background:#bcc8ce}.bl-warmup::before{height:10px;border:0;background:#ececec}
+.cfg-fail{background:#c62828;color:#fff;font-weight:600}.cfg-warn{background:#f9a825;color:#1d1d1d}
+table.cfg-findings td.node{font-weight:600;vertical-align:top;white-space:nowrap}
+table.cfg-findings td.component,table.cfg-findings td.field{white-space:nowrap}tbody.cfg-node{border-top:2px solid #9e9e9e}
+td.component[title]{cursor:help}span.drift-note{color:#8a4b00;font-size:12px}
+table.drift-table td{vertical-align:top}table.drift-table td.field{font-weight:600}
+td.drift-value{font-family:ui-monospace,monospace}
+tr.drift-outlier td.drift-value,tr.drift-outlier td.drift-holders{background:#fff3e0;color:#8a4b00;font-weight:600}
+span.majority{background:#1a7f37;color:#fff;border-radius:3px;padding:0 5px;margin-left:6px;font:600 11px system-ui}
+tbody.drift-field{border-top:2px solid #9e9e9e}td.drift-holders{max-width:640px}
 .evidence-final{color:#1a7f37}.evidence-partial{color:#b26a00;font-weight:600}.evidence-missing{color:#c62828;font-weight:600}
 """
 
@@ -100,12 +110,13 @@ def _details(report: Obj) -> list[Obj]:
         key = category_key(category)
         chart, heatmap = charts.bandwidth_svg(category, key, found), heatmap_svg(category)
         trends, evidence, burn_in = charts.trends(key, found), gpu_grid.grid(category), burn_in_chart.view(category)
+        configuration = configuration_view.view(category)
         bandwidth = [{"size": size_text(b["size"]), "algBW": f"{b['algBW']:.2f}", "busBW": f"{b['busBW']:.2f}",
                       "samples": b["samples"]} for b in category.get("bandwidth") or []]
-        if chart or heatmap or trends or bandwidth or evidence or burn_in:
+        if chart or heatmap or trends or bandwidth or evidence or burn_in or configuration:
             out.append({"key": key, "chart": pages.markup(chart), "heatmap": pages.markup(heatmap),
                         "trends": [pages.markup(t) for t in trends], "bandwidth": bandwidth, "evidence": evidence,
-                        "burnIn": burn_in,
+                        "burnIn": burn_in, "configuration": configuration,
                         "image": category.get("image") or "", "threshold": category.get("threshold") or ""})
     return out
 

@@ -1,5 +1,6 @@
 """junit.xml: a CertReport as JUnit XML, one testsuite per category and one testcase per node (surroundings.md
-§3.5), the group's measured values and the comparison with earlier runs as testcase properties."""
+§3.5), the group's measured values and the comparison with earlier runs as testcase properties; a node's burn-in
+and configuration findings (node-drift) that fail follow its failure's text, its warnings are its system-out."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -8,6 +9,7 @@ from ..api.vocabulary import FAILED as PHASE_FAILED
 from ..api.vocabulary import SUCCEEDED as PHASE_SUCCEEDED
 from . import burn_in as bi
 from . import comparison_text, diagnose_report
+from . import configuration as cfg
 from . import gpu_evidence as ge
 from .certreport import AVG_STEP_TIME, AVG_TFLOPS, BUS_BW, GOODPUT_RATIO, node_verdict
 from .text import NODE_FAILED, NODE_PASSED, NODE_PENDING, NODE_SKIPPED, seconds
@@ -49,7 +51,7 @@ def _suite(root: ET.Element, report: dict, cat: dict) -> dict[str, int]:
     figures = _figures(cat)
     _properties(suite, diagnose_report.diagnose_properties(cat))
     confirmed = diagnose_report.confirmed_nodes(cat)
-    gpu_lines, burn_in = ge.gpu_lines(bi.without_gemm(cat)), bi.node_lines(cat)
+    gpu_lines, burn_in, config = ge.gpu_lines(cfg.evidence_left(cat)), bi.node_lines(cat), cfg.node_lines(cat)
     cases = list(cat["nodes"].items())
     if not cases:
         status = {PHASE_FAILED: NODE_FAILED, PHASE_SUCCEEDED: NODE_PASSED}.get(cat["status"], NODE_PENDING)
@@ -64,7 +66,9 @@ def _suite(root: ET.Element, report: dict, cat: dict) -> dict[str, int]:
         properties.update(comparison_text.junit_properties(report, key, node, verdict))
         _properties(case, properties)
         fails, warns = burn_in.get(node, ([], []))
-        outcome = _outcome(case, verdict, f"category {key} is {cat['status']}", fails + gpu_lines.get(node, []), warns)
+        config_fails, config_warns = config.get(node, ([], []))
+        outcome = _outcome(case, verdict, f"category {key} is {cat['status']}",
+                           fails + config_fails + gpu_lines.get(node, []), warns + config_warns)
         if outcome:
             counts[outcome] += 1
     for fault in (cat.get("diagnose") or {}).get("infrastructureFaults") or []:

@@ -1,7 +1,7 @@
 """report.md: a CertReport as Markdown (surroundings.md §3.5): per category its facts, bandwidth table, groups,
-nodes, burn-in (its facts, each node's median, every finding with its GPU, rule and numbers, the slow GPUs) and
-per-GPU evidence (its state and the GPUs that warned or failed), then the comparison with earlier runs,
-the remedies and the Summary."""
+nodes, burn-in (its facts, each node's median, every finding with its GPU, rule and numbers, the slow GPUs),
+configuration (a node-drift category's findings per node and its drift table) and per-GPU evidence (its state and
+the GPUs that warned or failed), then the comparison with earlier runs, the remedies and the Summary."""
 from __future__ import annotations
 
 from typing import Any
@@ -9,6 +9,7 @@ from typing import Any
 from ..api.vocabulary import SUCCEEDED as PHASE_SUCCEEDED
 from . import burn_in as bi
 from . import comparison_text, diagnose_report
+from . import configuration as cfg
 from . import gpu_evidence as ge
 from .text import NODE_FAILED, NODE_PASSED, md_cell, natural, size_text
 
@@ -108,7 +109,7 @@ def markdown(report: dict) -> str:
             lines += [f"| {md_cell(n)} | {md_cell(v['group'] or '-')} | {v['status']} | {md_cell(v['reason'])} "
                       f"| {md_cell(v['message'])} |" for n, v in cat["nodes"].items()]
             lines.append("")
-        lines += [*bi.markdown_lines(cat), *_evidence_lines(bi.without_gemm(cat))]
+        lines += [*bi.markdown_lines(cat), *cfg.markdown_lines(cat), *_evidence_lines(cfg.evidence_left(cat))]
     lines += [*comparison_text.markdown_lines(report), *comparison_text.remedy_lines(report)]
     passed = sum(1 for c in report["categories"] if c["status"] == PHASE_SUCCEEDED)
     failed_nodes = [e["name"] for e in report["failedNodes"]]

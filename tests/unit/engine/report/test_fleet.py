@@ -47,6 +47,7 @@ def test_a_reported_host_row() -> None:
         "categoriesPassed": 1, "categoriesTotal": 2,
         "failedNodes": [{"name": "node-1", "reason": "HardwareFailureDetected", "message": "XID 79 on GPU 3"}],
         "failingGpus": None, "gpuEvidence": None,  # no category of this report reads per-GPU evidence
+        "configNodes": None,  # nor has a node-drift category
         "duration": "2m3s", "error": None, "folder": "/r/east", "comparison": None, "repeatOffenders": []}
     assert row["categories"][0]["failureReason"]  # the Workflow's Failed message
 
@@ -112,5 +113,5 @@ def test_fleet_markdown_and_html_show_every_host_and_escape() -> None:
     assert page.count('<section class="cluster"') == 1 and page.count('class="cell"') == 4
     text = fleet_md.fleet_markdown(built, reports)
     assert "| <b>east</b>\\| | FAILED | cert-m | 1/2 |" in text
-    assert "| dead | ERROR | - | - | - | - | 2m3s | unreachable: Max retries exceeded <oops> |" in text
+    assert "| dead | ERROR | - | - | - | - | - | 2m3s | unreachable: Max retries exceeded <oops> |" in text
     assert "| rack-a | node-0 847.12, node-1 847.12, node-2 400.00, node-3 400.00 |" in text
