@@ -34,7 +34,11 @@ GEMM burn-in faults on GPU N (the next `compute/gemm-burn-in` run on the node; s
   gpu-degrade   --gpu N --factor F: after the warm-up its figure falls steadily to F times its own by the end
   gpu-wrong     --gpu N: every window's result check is wrong (the harness exits 1)
   power-limit   --gpu N --factor F: its enforced power limit is F times the default, its figure lower
-  none      clears every fault of the node (its DCGM and burn-in GPU ones too)
+node-drift configuration faults (the next `configuration/node-drift` run on the node; several add up):
+  config    --field F [--gpu N]: F one of ecc-off, ecc-pending, remap-pending, persistence-off, nvlink-down,
+            pcie-downgraded (Gen4 x8), gpu-missing, power-limit (80% of the default), vbios (on GPU N, default 0),
+            nic-port-down (the node's first RDMA port), nic-fw (every NIC of the node on other firmware)
+  none      clears every fault of the node (its DCGM, burn-in GPU and configuration ones too)
 link faults (fault DOMAIN_A --kind link --peer DOMAIN_B [--factor F]):
   groups with nodes in both topology domains (values of one label: clique, rack, network layer, block) print
   times F; each domain alone passes. `fault DOMAIN_A --kind none` clears the domain's link faults.
@@ -51,7 +55,9 @@ def _fault_parser(sub: argparse._SubParsersAction) -> None:
                          help="slow, link, nvlink: the bandwidth factor (default: slow 0.5, link 0.5, nvlink 0.25); "
                               "gpu-slow, gpu-degrade, power-limit: the GPU's factor (required)")
     p_fault.add_argument("--peer", default="", help="link: the domain on the other side of the faulty link")
-    p_fault.add_argument("--gpu", type=int, default=None, help="dcgm and the burn-in kinds: the GPU's index on the node")
+    p_fault.add_argument("--gpu", type=int, default=None,
+                         help="dcgm, config and the burn-in kinds: the GPU's index on the node")
+    p_fault.add_argument("--field", default=None, help="config: the configuration field the fault changes")
     p_fault.add_argument("--reason", default=None, help="gpu-throttle: the NVML throttle reason that shows")
     p_fault.add_argument("--after-minutes", type=float, default=None,
                          help="gpu-throttle: the minute of the run from which it throttles (default 0)")
@@ -113,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(cluster.status(), indent=2))
         elif args.cmd == "fault":
             faults.fault(args.name, args.node, args.kind, args.factor, args.peer, args.gpu, args.test, args.reason,
-                         args.after_minutes)
+                         args.after_minutes, args.field)
         elif args.cmd == "restart":
             cluster.restart(args.name, args.component, args.down_seconds)
         elif args.cmd == "pod-ms":

@@ -1,7 +1,7 @@
 """The cluster's node-health agent, as NVSentinel would be, the NVIDIA DRA driver's ComputeDomain controller
 (`computedomain.reconcile`), the workloads' own output (`logs/`: `workload_logs.emit`, `training_logs`, `dcgm_logs`:
-the DCGM diagnostics, `burn_in_logs`: the GEMM burn-in harness, `gemm_logs`: the worked example's GEMM goodput
-run) and a storage provisioner (`volumes.provision`).
+the DCGM diagnostics, `burn_in_logs`: the GEMM burn-in harness, `node_drift_logs`: the node-drift collector,
+`gemm_logs`: the worked example's GEMM goodput run) and a storage provisioner (`volumes.provision`).
 
 The health agent quarantines (cordons) a node whose GPU is marked unhealthy (`sim fault --kind hardware`) as soon
 as a workload runs on it. So a hardware fault injected before a run is found by the run itself: the node passes
@@ -26,7 +26,7 @@ from kubernetes import client, config
 
 from . import cache, computedomain, ranks, volumes
 from .faults import HARDWARE_LABEL, HARDWARE_VALUE
-from .logs import burn_in_logs, dcgm_logs, gemm_logs, log_style, training_logs, workload_logs
+from .logs import burn_in_logs, dcgm_logs, gemm_logs, log_style, node_drift_logs, training_logs, workload_logs
 from .state import STATE_FILE
 
 POLL_SECONDS = 0.1          # the quarantine: it must see a faulty node's pod run before the fault fails it
@@ -95,13 +95,15 @@ def main(kubeconfig: str) -> None:
     gemm_run = gemm_logs.GemmRun(logs_dir)
     diagnostics = dcgm_logs.Diagnostics(logs_dir, state)
     burn_ins = burn_in_logs.BurnIns(logs_dir, state)
+    snapshots = node_drift_logs.Snapshots(logs_dir, state)
 
     def clients() -> tuple[client.CoreV1Api, client.CustomObjectsApi]:
         """An API client of its own for each thread (the kubernetes client's pool is not shared across them)."""
         apic = config.new_client_from_config(config_file=kubeconfig)
         return client.CoreV1Api(apic), client.CustomObjectsApi(apic)
 
-    health, domains, nccl, training, storage, launchers, burning, diagnosing, burn_in = (clients() for _n in range(9))
+    (health, domains, nccl, training, storage, launchers, burning, diagnosing, burn_in,
+     snapshot) = (clients() for _n in range(10))
     nodes = cache.Cache(clients()[0].list_node, keep=cache.node_view)
     pods = cache.Cache(clients()[0].list_pod_for_all_namespaces, label_selector=workload_logs.JOBSET_NAME)
     # The quarantine looks ten times a second: at the faulty nodes only, selected by the apiserver.
@@ -130,6 +132,7 @@ def main(kubeconfig: str) -> None:
               (functools.partial(gemm_run.tick, burning[1], pods, nodes), SLOW_POLL_SECONDS),
               (functools.partial(diagnostics.tick, *diagnosing, pods), SLOW_POLL_SECONDS),
               (functools.partial(burn_ins.tick, *burn_in, pods, nodes), SLOW_POLL_SECONDS),
+              (functools.partial(snapshots.tick, *snapshot, pods, nodes), SLOW_POLL_SECONDS),
               (functools.partial(volumes.provision, storage[0], volumes_kept, claims), SLOW_POLL_SECONDS)]
     if domain_caches:
         passes.append((functools.partial(computedomain.reconcile, domains[1], *domain_caches), SLOW_POLL_SECONDS))

@@ -22,6 +22,9 @@ Runs a DCGM diagnostic: `dcgmi` (any path) followed by the word `diag`, in argv 
 
 Runs the GEMM burn-in harness (`compute/gemm-burn-in`): `gemm_burn_in.py` (any path) is a word of argv or of a
 script in it.
+
+Runs the node-drift collector (`configuration/node-drift`): `node_drift.py` (any path) is a word of argv or of a
+script in it.
 """
 from __future__ import annotations
 
@@ -43,6 +46,7 @@ SSHD = (rf"^(?:{_SHELL_SCRIPT})?{_PREFIX}(?:[^ \t\x1f\n;&|]*/)?sshd"
 MPIRUN = rf"(?:^|[ \t\x1f\n;&|(/])(?:mpirun|mpiexec){_WORD_END}"
 DCGMI_DIAG = rf"(?:^|[ \t\x1f\n;&|(/])dcgmi[ \t\x1f]+diag{_WORD_END}"
 GEMM_BURN_IN = rf"(?:^|[ \t\x1f\n;&|(/])gemm_burn_in\.py{_WORD_END}"
+NODE_DRIFT = rf"(?:^|[ \t\x1f\n;&|(/])node_drift\.py{_WORD_END}"
 
 Obj = dict[str, Any]
 
@@ -72,6 +76,10 @@ def runs_dcgmi_diag(container: Obj) -> bool:
 
 def runs_gemm_burn_in(container: Obj) -> bool:
     return _matches(GEMM_BURN_IN, argv(container))
+
+
+def runs_node_drift(container: Obj) -> bool:
+    return _matches(NODE_DRIFT, argv(container))
 
 
 def jq_any_container(pattern: str) -> str:

@@ -15,9 +15,9 @@ import time
 
 from kubernetes import client
 
-from . import gpu_faults, profiles, stages
+from . import config_faults, gpu_faults, profiles, stages
 from .cluster import SimError, api
-from .logs import dcgm_logs, dcgm_tests, training_logs, workload_logs
+from .logs import dcgm_tests, training_logs, workload_logs
 from .state import ClusterState, cluster_dir
 
 HARDWARE_LABEL = "nvidia.com/gpu.health"
@@ -26,7 +26,7 @@ HARDWARE_CONDITION = "GpuHealthy"
 # On a pod running on a node when a fault was injected there: kwok matches it against the fault's stage then.
 FAULT_SEEN = "sim.cre.certification/fault-injected"
 FAULT_KINDS = ("hardware", "workload", "cordon", "slow", "link", "nvlink", "fabric", "stall", "crash", "dcgm",
-               *gpu_faults.KINDS, "none")
+               *gpu_faults.KINDS, "config", "none")
 DEFAULT_SLOW_FACTOR = 0.5
 # A bandwidth fault's factor unless --factor says otherwise: NVLink's is lower, so that a GB200/GB300 group
 # over a faulty NVLink (840 x 0.25 = 210 GB/s) is below the same group with MNNVL off (400).
@@ -34,14 +34,19 @@ DEFAULT_FACTORS = {"slow": DEFAULT_SLOW_FACTOR, "link": 0.5, "nvlink": 0.25}
 
 
 def fault(name: str, node: str, kind: str, factor: float | None = None, peer: str = "", gpu: int | None = None,
-          test: str | None = None, reason: str | None = None, after_minutes: float | None = None) -> None:
+          test: str | None = None, reason: str | None = None, after_minutes: float | None = None,
+          config: str | None = None) -> None:
     """Inject a fault on one node (see README: hardware, workload, cordon, slow, nvlink, stall, crash), a failing
     DCGM test on one of its GPUs (dcgm: `gpu`, `test`), a link fault between two topology domains (`node` is then
     a domain, `peer` the other), a GEMM burn-in fault on one GPU (gpu-slow, gpu-throttle, gpu-degrade, gpu-wrong,
-    power-limit: `gpu`, and `factor`, `reason`, `after_minutes` as the kind wants), or clear (none) every fault of
-    a node, or the link faults of a domain."""
+    power-limit: `gpu`, and `factor`, `reason`, `after_minutes` as the kind wants), a node-drift configuration
+    fault (config: the field `config`, on GPU `gpu` where it is a GPU's), or clear (none) every fault of a node, or
+    the link faults of a domain."""
     burn_in = gpu_faults.checked(kind, gpu, factor, reason, after_minutes)
-    factor = _checked(name, kind, 1.0 if kind in gpu_faults.KINDS else factor, peer, gpu, test)
+    config_faults.checked(kind, config, gpu)
+    if kind == "config" and factor is not None:
+        raise SimError("--factor is not for --kind config")
+    factor = _checked(name, kind, 1.0 if kind in (*gpu_faults.KINDS, "config") else factor, peer, gpu, test)
     st = ClusterState.load(name)
     apic = api(st.kubeconfig)
     core = client.CoreV1Api(apic)
@@ -61,6 +66,9 @@ def fault(name: str, node: str, kind: str, factor: float | None = None, peer: st
     if kind == "dcgm":
         _dcgm(st, apic.sanitize_for_serialization(target), node, gpu, test)
         return
+    if kind == "config" and config is not None:
+        config_faults.add(st, apic.sanitize_for_serialization(target), node, config, gpu)
+        return
     if kind in gpu_faults.KINDS and gpu is not None:
         gpu_faults.add(st, apic.sanitize_for_serialization(target), node, kind, gpu, burn_in)
         return
@@ -77,8 +85,8 @@ def _checked(name: str, kind: str, factor: float | None, peer: str, gpu: int | N
     """The fault's bandwidth factor (its kind's default unless given), once the arguments are found good."""
     if kind not in FAULT_KINDS:
         raise SimError(f"unknown fault kind {kind!r}: must be one of {', '.join(FAULT_KINDS)}")
-    if gpu is not None and kind != "dcgm" and kind not in gpu_faults.KINDS:
-        raise SimError(f"--gpu is for --kind dcgm and {', '.join(gpu_faults.KINDS)} only, not {kind!r}")
+    if gpu is not None and kind not in ("dcgm", "config", *gpu_faults.KINDS):
+        raise SimError(f"--gpu is for --kind dcgm, config and {', '.join(gpu_faults.KINDS)} only, not {kind!r}")
     if test is not None and kind != "dcgm":
         raise SimError(f"--test is for --kind dcgm only, not {kind!r}")
     if kind == "dcgm":
@@ -112,10 +120,7 @@ def _dcgm(st: ClusterState, target: dict, node: str, gpu: int | None, test: str 
     if test != dcgm_tests.ALL_SKIP and test not in dcgm_tests.names(layout):
         raise SimError(f"DCGM {dcgm_tests.DCGM_VERSION[layout]} (cluster {st.name!r}, --dcgm-layout {layout}) has no "
                        f"test {test!r}: it runs {', '.join(dcgm_tests.names(layout))}")
-    count = dcgm_logs.node_gpus(target)
-    if not 0 <= gpu < count:
-        raise SimError(f"--gpu {gpu} is out of range for node {node!r}: it has {count} GPUs "
-                       f"({'0 to ' + str(count - 1) if count else 'none'})")
+    gpu_faults.in_range(target, node, gpu)
     tests = st.dcgm_faults.setdefault(node, {}).setdefault(str(gpu), [])
     if test not in tests:
         tests.append(test)
@@ -236,6 +241,7 @@ def _clear(apic: client.ApiClient, st: ClusterState, node: str) -> None:
     st.faults.pop(node, None)
     st.dcgm_faults.pop(node, None)
     st.gpu_faults.pop(node, None)
+    st.config_faults.pop(node, None)
     st.save()
     for kind in stages.FAULT_EXIT:
         _apply_fault_stage(apic, kind, [n for n, k in st.faults.items() if k == kind])

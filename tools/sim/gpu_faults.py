@@ -48,11 +48,16 @@ def checked(kind: str, gpu: int | None, factor: float | None, reason: str | None
     return {"reason": reason, "after_minutes": after_minutes or 0.0}
 
 
-def add(st: ClusterState, target: dict, node: str, kind: str, gpu: int, params: dict[str, Any]) -> None:
-    """Put the fault on GPU `gpu` of the node (refused when the node has no such GPU)."""
+def in_range(target: dict, node: str, gpu: int) -> None:
+    """Refuse a GPU index the node does not have."""
     count = dcgm_logs.node_gpus(target)
     if not 0 <= gpu < count:
         raise SimError(f"--gpu {gpu} is out of range for node {node!r}: it has {count} GPUs "
                        f"({'0 to ' + str(count - 1) if count else 'none'})")
+
+
+def add(st: ClusterState, target: dict, node: str, kind: str, gpu: int, params: dict[str, Any]) -> None:
+    """Put the fault on GPU `gpu` of the node (refused when the node has no such GPU)."""
+    in_range(target, node, gpu)
     st.gpu_faults.setdefault(node, {}).setdefault(str(gpu), {})[kind] = params
     st.save()

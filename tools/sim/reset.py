@@ -29,7 +29,7 @@ def reset(name: str) -> None:
     if not NAME_RE.match(name) or not cluster_dir(name).exists():
         raise cluster.SimError(f"no cluster named {name!r}")
     st = ClusterState.load(name)
-    for node in sorted({*st.faults, *st.dcgm_faults, *st.gpu_faults}):
+    for node in sorted({*st.faults, *st.dcgm_faults, *st.gpu_faults, *st.config_faults}):
         faults.fault(name, node, "none")
     st = ClusterState.load(name)
     for domain in sorted({link[1] for link in st.links}):

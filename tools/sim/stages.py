@@ -38,6 +38,8 @@ MPIRUN_REACHED = "sim.cre.certification/mpirun-reached-workers-at-restart"
 DCGM_PRINTED = "sim.cre.certification/dcgm-printed"
 # The same for a GEMM burn-in pod (`logs/burn_in_logs`): its whole compressed run is printed at once.
 BURN_IN_PRINTED = "sim.cre.certification/burn-in-printed"
+# And for a node-drift pod (`logs/node_drift_logs`): the collector's whole output at once.
+NODE_DRIFT_PRINTED = "sim.cre.certification/node-drift-printed"
 REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 LAUNCHER = "launcher"  # the MPI runtimes' mpirun replicatedJob
@@ -139,8 +141,8 @@ def base_stages(assets: Path, pod_milliseconds: int = DEFAULT_POD_MILLISECONDS,
                 backoff_ms: int = KUBELET_BACKOFF_MS) -> list[dict]:
     """kwok's default node and pod stages (loaded from the kwok module) with pod-complete delayed, held back
     from crash-looping containers, from sshd (`commands.SSHD`), from MPI launchers that have not reached their
-    workers, from `dcgmi diag` and GEMM burn-in pods not printed yet or failing (`DCGM_PRINTED`,
-    `BURN_IN_PRINTED`), and keeping what the
+    workers, from `dcgmi diag`, GEMM burn-in and node-drift pods not printed yet or failing (`DCGM_PRINTED`,
+    `BURN_IN_PRINTED`, `NODE_DRIFT_PRINTED`), and keeping what the
     kubelet keeps of an ended container; the kubelet's restart of a crashed container, and the stage that ends a
     container the agents judged failed (`EXIT_AT`)."""
     stages = [yaml.safe_load(p.read_text()) for p in sorted((assets / "stages").glob("*.yaml"))]
@@ -149,7 +151,7 @@ def base_stages(assets: Path, pod_milliseconds: int = DEFAULT_POD_MILLISECONDS,
             stage["spec"]["delay"] = pod_complete_delay(pod_milliseconds, {})
             stage["spec"]["next"] = {"statusTemplate": _COMPLETED_STATUS}
             stage["spec"]["selector"]["matchExpressions"] += [
-                _READY, _NOT_DAEMON, _REACHED, _DCGM_PASSED, _BURN_IN_PASSED]
+                _READY, _NOT_DAEMON, _REACHED, _DCGM_PASSED, _BURN_IN_PASSED, _NODE_DRIFT_PASSED]
     exit_ = ("{{ index $root.metadata.annotations " + json.dumps(EXIT_CODE) + " }}",
              "Error", "{{ index $root.metadata.annotations " + json.dumps(EXIT_MESSAGE) + " | Quote }}")
     # kwok's CEL knows no ContainerStatus type: jq reads the restarts.
@@ -178,6 +180,7 @@ def _printed_and_passed(pattern: str, annotation: str) -> dict:
 
 _DCGM_PASSED = _printed_and_passed(commands.DCGMI_DIAG, DCGM_PRINTED)
 _BURN_IN_PASSED = _printed_and_passed(commands.GEMM_BURN_IN, BURN_IN_PRINTED)
+_NODE_DRIFT_PASSED = _printed_and_passed(commands.NODE_DRIFT, NODE_DRIFT_PRINTED)
 GPU_RESOURCE = "nvidia.com/gpu"
 _USES_GPUS = {"key": f'[.spec.containers[].resources.limits[{json.dumps(GPU_RESOURCE)}] // empty] | length > 0',
               "operator": "In", "values": ["true"]}

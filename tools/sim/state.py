@@ -46,6 +46,8 @@ class ClusterState:
     dcgm_faults: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     # node -> GPU index (a string) -> GEMM burn-in fault kind -> its parameters (`fault --kind gpu-slow ...`)
     gpu_faults: dict[str, dict[str, dict[str, dict]]] = field(default_factory=dict)
+    # node -> the node-drift configuration faults [{field, gpu (None for a NIC field)}] (`fault --kind config`)
+    config_faults: dict[str, list[dict]] = field(default_factory=dict)
     dcgm_layout: int = DEFAULT_LAYOUT  # what `dcgmi diag --json` prints: DCGM 3.x's layout or 4.x's
     links: list[list] = field(default_factory=list)  # link faults: [domain label, domain, peer, factor]
     pod_ms: int = DEFAULT_POD_MILLISECONDS  # how long a Job pod runs, unless its namespace has a duration of its own

@@ -31,7 +31,7 @@ def play(group: str) -> list[dict]:
             {"name": "The defaults reach kubernetes.core's modules too (extend_group)",
              "kubernetes.core.k8s_info": {"kind": "Node"}, "register": "nodes", "ignore_errors": True},
             {"name": "Both ran, and k8s_info got the kubeconfig", "ansible.builtin.assert": {
-                "that": ["listed.categories | length == 12", "rendered.plan.jobs | length == 2",
+                "that": ["listed.categories | length == 13", "rendered.plan.jobs | length == 2",
                          "nodes is failed", "'/nonexistent/kubeconfig' in nodes.msg"]}},
         ],
     }]

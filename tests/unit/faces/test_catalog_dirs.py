@@ -30,7 +30,7 @@ def test_catalog_info_lists_the_good_entry_as_the_user_s_and_the_broken_one_as_a
     (mine,) = [c for c in result["categories"] if c["source"] == "user"]
     assert (mine["domain"], mine["variant"], mine["path"]) == ("compute", "gemm-goodput",
                                                                str(folder / "compute" / "gemm-goodput.yaml"))
-    assert len(result["categories"]) == 13
+    assert len(result["categories"]) == 14
     (problem,) = result["problems"]
     assert problem["file"] == str(folder / "compute" / "broken-goodput.yaml")
     assert problem["path"] == "spec.jobTemplate.spec.goodputMeasurement.sampleInterval"

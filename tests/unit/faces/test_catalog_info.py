@@ -23,7 +23,7 @@ def test_lists_categories_in_check_mode():
     assert rc == 0, result
     assert result["changed"] is False
     keys = [(c["domain"], c["variant"]) for c in result["categories"]]
-    assert keys == sorted(keys) and len(keys) == 12
+    assert keys == sorted(keys) and len(keys) == 13
     assert ("diagnostics", "dcgm-level4") in keys and ("training", "nemotron5-56b") in keys
 
 

@@ -34,7 +34,8 @@ def test_each_call_adds_one_gpu_fault_and_a_repeat_adds_nothing(sim: Path) -> No
     (["--kind", "dcgm", "--gpu", "-1", "--test", "memory"],
      "error: --gpu -1 is out of range for node 'gpu-node-001': it has 8 GPUs (0 to 7)"),
     (["--kind", "workload", "--gpu", "3"],
-     "error: --gpu is for --kind dcgm and gpu-slow, gpu-throttle, gpu-degrade, gpu-wrong, power-limit only, not 'workload'"),
+     "error: --gpu is for --kind dcgm, config and gpu-slow, gpu-throttle, gpu-degrade, gpu-wrong, power-limit only, "
+     "not 'workload'"),
     (["--kind", "none", "--test", "memory"], "error: --test is for --kind dcgm only, not 'none'"),
     (["--kind", "dcgm", "--test", "memory"],
      "error: --kind dcgm needs --gpu N: the index of the GPU on the node (0 to its GPU count - 1)"),

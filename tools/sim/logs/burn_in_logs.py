@@ -10,16 +10,13 @@ through `stages.EXIT`. A node-level fault that ends or hangs the node's GPU pods
 """
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from kubernetes import client
 
 from .. import commands, containers, stages
-from ..cache import Cache
-from . import burn_in_output, dcgm_logs, workload_logs
+from . import burn_in_output, dcgm_logs, printed_pods, workload_logs
 
 Obj = dict[str, Any]
 BAD_ARGS_EXIT = 2
@@ -61,37 +58,13 @@ def gpu_faults(saved: Obj, node: str) -> burn_in_output.Faults:
             for gpu, kinds in stored.items()}
 
 
-def printed(pod: Obj) -> bool:
-    return stages.BURN_IN_PRINTED in ((pod.get("metadata") or {}).get("annotations") or {})
-
-
-class BurnIns:
+class BurnIns(printed_pods.PrintedPods):
     """Called on every agent pass: prints each new running burn-in pod's run, then marks its end."""
 
-    def __init__(self, logs_dir: Path, state: Path) -> None:
-        self.logs_dir, self.state = logs_dir, state
-        self.done: set[str] = set()
+    MARK = stages.BURN_IN_PRINTED
 
-    def tick(self, core: client.CoreV1Api, custom: client.CustomObjectsApi, pods_cache: Cache,
-             nodes_cache: Cache) -> list[str]:
-        fresh = [p for p in pods_cache.items() if (p.get("status") or {}).get("phase") == "Running"
-                 and p["metadata"]["uid"] not in self.done and not printed(p) and words_of(p) is not None]
-        if not fresh:
-            return []
-        # Read now, not cached: a fault set just before the run must show in it.
-        saved = json.loads(self.state.read_text()) if self.state.exists() else {}
-        nodes = nodes_cache.by_name()
-        served = []
-        for pod in fresh:
-            name = pod["spec"].get("nodeName") or ""
-            node = nodes.get(name)
-            if (saved.get("faults") or {}).get(name) in stages.FAULT_EXIT or node is None:
-                self.done.add(pod["metadata"]["uid"])   # killed or hung by the node's fault, or gone with its node
-                continue
-            self.serve(core, custom, pod, node, saved)
-            self.done.add(pod["metadata"]["uid"])
-            served.append(pod["metadata"]["name"])
-        return served
+    def runs(self, pod: Obj) -> bool:
+        return words_of(pod) is not None
 
     def serve(self, core: client.CoreV1Api, custom: client.CustomObjectsApi, pod: Obj, node: Obj,
               saved: Obj) -> None:

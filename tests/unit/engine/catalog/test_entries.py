@@ -16,6 +16,7 @@ DATA = Path(__file__).parents[1] / "data" / "catalog"
 EXPECTED_CATEGORIES = [
     ("communication", "nccl-all-gather"), ("communication", "nccl-all-reduce"), ("communication", "nccl-alltoall"),
     ("communication", "nccl-loopback"), ("communication", "nccl-loopback-nvswitch"), ("compute", "gemm-burn-in"),
+    ("configuration", "node-drift"),
     ("diagnostics", "dcgm-level1"), ("diagnostics", "dcgm-level2"), ("diagnostics", "dcgm-level3"),
     ("diagnostics", "dcgm-level4"), ("training", "nemotron5-56b"), ("training", "nemotron5-8b"),
 ]
