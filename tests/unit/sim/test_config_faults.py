@@ -8,14 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.sim.test_dcgm_faults import NODE, _Core, _fault, sim  # noqa: F401 - the fixture of a faked cluster
+from tests.unit.sim.fault_cli import NODE, FakeCore
+from tests.unit.sim.fault_cli import fault as _fault
 from tools.sim import faults
 from tools.sim.logs import node_drift_logs
 from tools.sim.logs.node_drift_output import Fault
 from tools.sim.state import ClusterState
 
 
-def test_each_field_lands_on_its_gpu_or_the_node_s_nics_and_none_clears(sim: Path) -> None:  # noqa: F811
+def test_each_field_lands_on_its_gpu_or_the_node_s_nics_and_none_clears(sim: Path) -> None:
     assert _fault("--kind", "config", "--field", "ecc-off", "--gpu", "3") == 0
     assert _fault("--kind", "config", "--field", "pcie-downgraded") == 0
     assert _fault("--kind", "config", "--field", "nic-fw") == 0
@@ -29,7 +30,7 @@ def test_each_field_lands_on_its_gpu_or_the_node_s_nics_and_none_clears(sim: Pat
     assert st.faults == {} and st.gpu_faults == {} and st.dcgm_faults == {}
 
 
-class _Patchable(_Core):
+class _Patchable(FakeCore):
     """The faked API taking the node patches `--kind none` makes."""
 
     def patch_node(self, name: str, body: dict) -> None:
@@ -39,7 +40,7 @@ class _Patchable(_Core):
         self.nodes[name].setdefault("status", {})["conditions"] = body["status"]["conditions"]
 
 
-def test_none_clears_them(sim: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+def test_none_clears_them(sim: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert _fault("--kind", "config", "--field", "vbios", "--gpu", "1") == 0
     monkeypatch.setattr(faults.client, "CoreV1Api", _Patchable)
     monkeypatch.setattr(faults, "_apply_fault_stage", lambda apic, kind, nodes: None)   # no kwok Stage to update
@@ -68,7 +69,7 @@ def test_none_clears_them(sim: Path, monkeypatch: pytest.MonkeyPatch) -> None:  
     (["--kind", "none", "--field", "ecc-off"], "error: --field is for --kind config only, not 'none'"),
 ])
 def test_what_it_cannot_take_is_refused_in_one_line_and_nothing_changes(
-        sim: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:  # noqa: F811
+        sim: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
     assert _fault("--kind", "config", "--field", "ecc-off", "--gpu", "1") == 0
     before = sim.read_text()
     assert _fault(*args) == 1
@@ -78,8 +79,8 @@ def test_what_it_cannot_take_is_refused_in_one_line_and_nothing_changes(
 
 
 def test_a_nic_field_on_a_node_without_rdma_nics_is_refused(
-        sim: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
-    monkeypatch.setattr(faults.client, "CoreV1Api", lambda apic: _Core(apic, "gcp-h100"))
+        sim: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(faults.client, "CoreV1Api", lambda apic: FakeCore(apic, "gcp-h100"))
     before = sim.read_text()
     assert _fault("--kind", "config", "--field", "nic-fw") == 1
     assert capsys.readouterr().err == ("error: node 'gpu-node-001' has no RDMA NIC (its platform's NICs are not "
