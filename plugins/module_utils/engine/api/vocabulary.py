@@ -47,6 +47,10 @@ ANNOTATION_CATALOG_SOURCE = "cre.certification/catalog-source"
 # Ours: the run's own GEMM burn-in floors (module option gemm_floors), JSON, on the Certification, each Workflow and
 # each burn-in Job, so every judge of a node (the Job tier, the report) reads the same numbers, and a resumed run too.
 ANNOTATION_GEMM_FLOORS = "cre.certification/gemm-floors"
+# Ours: the run's own golden profile (module option golden_profile), JSON, carried the same way for node-drift.
+ANNOTATION_GOLDEN_PROFILE = "cre.certification/golden-profile"
+# The run's choices a Workflow and its Jobs carry from their Certification, so every judge reads the same ones.
+RUN_ANNOTATIONS = (ANNOTATION_GEMM_FLOORS, ANNOTATION_GOLDEN_PROFILE)
 ANNOTATION_JOB_UID = f"{GROUP}/job-uid"      # on a measurement: the Job it measures (a same-named later Job is not it)
 
 # ---------------------------------------------------------------- finalizers (a resident NVCRE's; we add none)

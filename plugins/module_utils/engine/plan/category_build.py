@@ -15,7 +15,6 @@ from ..api.objects import controller_reference, orchestration_of
 from ..api.vocabulary import (
     ANNOTATION_CATALOG_SOURCE,
     ANNOTATION_EXPECTED_NETWORK,
-    ANNOTATION_GEMM_FLOORS,
     ANNOTATION_TEST_SCALE,
     API_VERSION,
     CATEGORY_NOT_FOUND,
@@ -25,6 +24,7 @@ from ..api.vocabulary import (
     LABEL_MANAGED_BY,
     LABEL_VARIANT,
     MANAGED_BY_NVCRE,
+    RUN_ANNOTATIONS,
     TRAINER_GROUP,
     TRAINING_RUNTIME,
     WORKFLOW,
@@ -279,8 +279,9 @@ def build_workflow(certification: dict, category: dict, *, platform: str, gpu_ar
         metadata["annotations"][ANNOTATION_EXPECTED_NETWORK] = ",".join(families)
     if source := lookup(category["domain"], category["variant"], catalog).source:
         metadata["annotations"][ANNOTATION_CATALOG_SOURCE] = source
-    if floors := (meta.get("annotations") or {}).get(ANNOTATION_GEMM_FLOORS):
-        metadata["annotations"][ANNOTATION_GEMM_FLOORS] = floors
+    for key in RUN_ANNOTATIONS:
+        if value := (meta.get("annotations") or {}).get(key):
+            metadata["annotations"][key] = value
     return {"apiVersion": API_VERSION, "kind": WORKFLOW, "metadata": metadata, "spec": spec}
 
 

@@ -12,13 +12,13 @@ from ..api.errors import InputError
 from ..api.objects import controller_reference, json_copy, orchestration_of, performance_of, thresholds_of
 from ..api.vocabulary import (
     ANNOTATION_EXPECTED_NETWORK,
-    ANNOTATION_GEMM_FLOORS,
     ANNOTATION_GROUP_NODES,
     API_VERSION,
     LABEL_GROUP,
     LABEL_MANAGED_BY,
     LABEL_WORKFLOW,
     MANAGED_BY_NVCRE,
+    RUN_ANNOTATIONS,
     WORKFLOW,
 )
 from ..spec import gang
@@ -113,8 +113,9 @@ def job_manifest(workflow: dict[str, Any], job_spec: dict[str, Any], group: dict
     wanted = network.parse((meta.get("annotations") or {}).get(ANNOTATION_EXPECTED_NETWORK))
     if own := network.for_group(wanted, len(group["nodes"]), len(group.get("domains") or []), mnnvl.forced_off(spec)):
         annotations[ANNOTATION_EXPECTED_NETWORK] = ",".join(own)
-    if floors := (meta.get("annotations") or {}).get(ANNOTATION_GEMM_FLOORS):
-        annotations[ANNOTATION_GEMM_FLOORS] = floors
+    for key in RUN_ANNOTATIONS:
+        if value := (meta.get("annotations") or {}).get(key):
+            annotations[key] = value
     job_meta: dict[str, Any] = {"name": name}
     if meta.get("namespace"):
         job_meta["namespace"] = meta["namespace"]
