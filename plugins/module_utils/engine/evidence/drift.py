@@ -46,14 +46,16 @@ def _items(snapshot: dict[str, Any], name: str) -> Iterator[tuple[str, _Item]]:
 
 
 def _products(snapshots: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The snapshots by product (the name their GPUs print, normalized)."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for snapshot in snapshots:
         groups.setdefault(normalize(product_of(snapshot) or "unknown"), []).append(snapshot)
     return groups
 
 
-def _majority(items: list[_Item]) -> Optional[tuple[str, int, int]]:  # noqa: UP045 - as above
-    """(value, nodes holding it on every item, nodes reporting the field), None without a majority."""
+def majority(items: list[_Item]) -> Optional[tuple[str, int, int, bool]]:  # noqa: UP045 - as above
+    """(the value most items hold, the nodes holding it on every item, the nodes reporting the field, whether those
+    nodes are more than half); None without items or on a tie."""
     counts = Counter(item[5] for item in items).most_common()
     if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
         return None
@@ -62,21 +64,28 @@ def _majority(items: list[_Item]) -> Optional[tuple[str, int, int]]:  # noqa: UP
     for item in items:
         nodes.setdefault(item[0], set()).add(item[5])
     holders = sum(1 for values in nodes.values() if values == {value})
-    return (value, holders, len(nodes)) if holders * 2 > len(nodes) else None
+    return value, holders, len(nodes), holders * 2 > len(nodes)
+
+
+def _majority(items: list[_Item]) -> Optional[tuple[str, int, int]]:  # noqa: UP045 - as above
+    """(value, holders, of) of a strict majority, None without one."""
+    found = majority(items)
+    return found[:3] if found and found[3] else None
 
 
 def _slower(value: str, majority: str) -> bool:
     return int(value[3:]) < int(majority[3:])
 
 
-def _groups(snapshots: list[dict[str, Any]], name: str) -> Iterator[list[_Item]]:
-    """The comparable items of a field: per product, per firmware line."""
-    for group in _products(snapshots).values():
+def groups(snapshots: list[dict[str, Any]], name: str) -> Iterator[tuple[str, str, list[_Item]]]:
+    """(product, firmware line, items): the comparable items of a field."""
+    for product, group in _products(snapshots).items():
         lines: dict[str, list[_Item]] = {}
         for snapshot in group:
             for line, item in _items(snapshot, name):
                 lines.setdefault(line, []).append(item)
-        yield from lines.values()
+        for line, items in lines.items():
+            yield product, line, items
 
 
 def findings(snapshots: list[dict[str, Any]], profile: Optional[Profile] = None) -> list[dict[str, Any]]:  # noqa: UP045
@@ -84,7 +93,7 @@ def findings(snapshots: list[dict[str, Any]], profile: Optional[Profile] = None)
     outcome = (profile.severity.get("drift") if profile else None) or "warn"
     out = []
     for name in DRIFT_FIELDS:
-        for items in _groups(snapshots, name):
+        for _product, _line, items in groups(snapshots, name):
             found = _majority(items)
             if found is None:
                 continue
@@ -111,7 +120,7 @@ def table(snapshots: list[dict[str, Any]]) -> list[dict[str, Any]]:
     each value with the nodes that hold it (natural order), and the majority (None without one)."""
     out = []
     for name in DRIFT_FIELDS:
-        for items in _groups(snapshots, name):
+        for _product, _line, items in groups(snapshots, name):
             values: dict[str, set[str]] = {}
             for item in items:
                 values.setdefault(item[5], set()).add(item[0])

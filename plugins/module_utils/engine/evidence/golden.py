@@ -136,24 +136,30 @@ _WANT = {"ecc_current": True, "ecc_pending": True, "persistence": True, "remap_p
          "remap_failure": False, "retired_pending": False}
 
 
+# What a source holds whole: a count is judged only where the output lists every GPU (nvidia-smi) or NIC port.
+HOLDS_ALL = ("gpus", "nics")
+
+
 def findings(snapshot: dict[str, Any], profile: Optional[Profile] = None, product: str = "",  # noqa: UP045 - as above
              platform: str = "", expected_gpus: Optional[int] = None,  # noqa: UP045 - as above
-             passes: bool = False) -> list[dict[str, Any]]:
-    """The findings of one node's snapshot (the failing and warning ones; every field judged with `passes`)."""
+             passes: bool = False, holds: tuple[str, ...] = HOLDS_ALL) -> list[dict[str, Any]]:
+    """The findings of one node's snapshot (the failing and warning ones; every field judged with `passes`).
+    `holds`: which lists the source holds whole (their counts are judged)."""
     profile = profile or EMPTY
     label = product_of(snapshot, product)
     judge = _Judge(snapshot, profile, label, passes)
-    _node(judge, snapshot, platform, expected_gpus)
+    _node(judge, snapshot, platform, expected_gpus if "gpus" in holds else None, "gpus" in holds)
     for g in snapshot.get("gpus") or []:
         _gpu(judge, g)
-    _nics(judge, snapshot.get("nics") or [], profile.nics.get(platform))
+    _nics(judge, snapshot.get("nics") or [], profile.nics.get(platform), "nics" in holds)
     return judge.out
 
 
-def _node(judge: _Judge, snapshot: dict[str, Any], platform: str, expected_gpus: Optional[int]) -> None:  # noqa: UP045
+def _node(judge: _Judge, snapshot: dict[str, Any], platform: str, expected_gpus: Optional[int],  # noqa: UP045
+          counted: bool) -> None:
     gpus, attached = len(snapshot.get("gpus") or []), snapshot.get("attached_gpus")
     want = expected_gpus if expected_gpus is not None else judge.profile.expected_gpus(judge.product, platform)
-    if want is not None or (attached is not None and attached != gpus):
+    if counted and (want is not None or (attached is not None and attached != gpus)):
         observed = f"{gpus}" + (f" ({attached} attached)" if attached is not None and attached != gpus else "")
         judge.add(NODE, "gpu_count", want if want is not None else attached, observed,
                   (want is None or gpus == want) and (attached is None or attached == gpus))
@@ -244,10 +250,10 @@ def _pcie(judge: _Judge, where: dict[str, Any], d: dict[str, Any], idle: bool) -
                   name=where["name"])
 
 
-def _nics(judge: _Judge, nics: list[dict[str, Any]], rule: Any) -> None:
+def _nics(judge: _Judge, nics: list[dict[str, Any]], rule: Any, whole: bool) -> None:
     layer = rule.link_layer if rule is not None else None
     counted = [n for n in nics if layer is None or n.get("link_layer") == layer]
-    if rule is not None and rule.count is not None:
+    if whole and rule is not None and rule.count is not None:
         judge.add(NODE, "nic.count", f"{rule.count}{' ' + layer if layer else ''} ports", len(counted),
                   len(counted) >= rule.count)
     fastest: dict[Any, float] = {}
@@ -290,15 +296,17 @@ def rows(findings_: list[dict[str, Any]]) -> list[Row]:
     return sorted_rows(out)
 
 
-def judge_snapshot(snapshot: dict[str, Any], options: GoldenOptions) -> dict[str, Any]:
+def judge_snapshot(snapshot: dict[str, Any], options: GoldenOptions, holds: tuple[str, ...] = HOLDS_ALL,
+                   passes: bool = False) -> dict[str, Any]:
     """One node's snapshot judged: rows (every field judged, passes included), per-GPU verdicts, the node's outcome
-    (dcgm_verdict.judge's shape), with the snapshot and its findings (the failing and warning ones)."""
+    (dcgm_verdict.judge's shape), with the snapshot and its findings (the failing and warning ones; every field
+    judged with `passes`)."""
     params = options.parameters
     snapshot = {**snapshot, "node": options.node or snapshot.get("node") or ""}
-    judged = findings(snapshot, params.profile, params.product, params.platform, options.expected_gpus, passes=True)
+    judged = findings(snapshot, params.profile, params.product, params.platform, options.expected_gpus, True, holds)
     row_list = rows(judged)
     present = {g["index"]: g.get("uuid") for g in snapshot.get("gpus") or []}
-    want = options.expected_gpus
+    want = options.expected_gpus if "gpus" in holds else 0
     if want is None and params.profile is not None:
         want = params.profile.expected_gpus(product_of(snapshot, params.product), params.platform)
     missing = [i for i in range(want or 0) if i not in present]
@@ -318,7 +326,7 @@ def judge_snapshot(snapshot: dict[str, Any], options: GoldenOptions) -> dict[str
             "outcome": worst([g["outcome"] for g in gpus] + others) or lacking_outcome,
             "lacking_evidence": [g["index"] for g in gpus if g["lacking_evidence"]], "missing": missing,
             "runtime_error": None, "product": product_of(snapshot, params.product), "snapshot": snapshot,
-            "findings": [f for f in judged if f["outcome"] != "pass"]}
+            "findings": [f for f in judged if passes or f["outcome"] != "pass"]}
 
 
 def judge_text(log: str, options: GoldenOptions) -> dict[str, Any]:
