@@ -2,7 +2,7 @@
 
 Its layout: `CA '<name>'`, the CA's `Label: value` lines one tab in (CA type, Firmware version, ...), then per
 port `Port <n>:` and its `Label: value` lines two tabs in (State, Physical state, Rate, Link layer). A port's state
-is kept as sysfs spells it (`Active` -> `ACTIVE`), so every reader's ports compare alike; the rate a down port
+is kept as sysfs spells it (`Active` -> `ACTIVE`, `Initializing` -> `INIT`), so every reader's ports compare alike; the rate a down port
 prints (`40`) is no link speed, and the rules judge a rate only on an active port.
 
 Strict: a file that does not open with `CA '<name>'` is refused at its first line, and so is a line that is none of
@@ -20,7 +20,8 @@ FORMAT = "ibstat"
 _CA = re.compile(r"CA '([^']+)'")
 _PORT = re.compile(r"Port (\d+):")
 _FIELD = re.compile(r"([A-Za-z][A-Za-z ]*?):\s*(.*)")
-STATES = ("DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER")
+# ibstat's port states (infiniband-diags ibstat.c) as sysfs spells them.
+STATES = {"Down": "DOWN", "Initializing": "INIT", "Armed": "ARMED", "Active": "ACTIVE"}
 
 
 def read(text: str) -> dict[str, Any]:
@@ -59,10 +60,9 @@ def _depth(line: str) -> int:
 def _port_field(port: dict[str, Any], label: str, value: str, number: int) -> None:
     where = f"line {number} ({label})"
     if label == "State":
-        state = value.strip().upper()
-        if state not in STATES:
+        if value.strip() not in STATES:
             raise UnreadableOutput(f"{where}: cannot read {value.strip()!r} as a port state ({', '.join(STATES)})")
-        port["state"] = state
+        port["state"] = STATES[value.strip()]
     elif label == "Physical state":
         port["phys_state"] = available(value)
     elif label == "Rate":
