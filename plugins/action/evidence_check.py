@@ -29,15 +29,15 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.
     check_gemm_evidence,
     check_log_evidence,
 )
+from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.gemm_verdict import (
+    GemmParameters,
+    begin_dtype,
+)
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.golden import (
     GoldenOptions,
     GoldenParameters,
 )
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.golden_profile import Profile
-from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.gemm_verdict import (
-    GemmParameters,
-    begin_dtype,
-)
 from ansible_collections.cre.certification.plugins.module_utils.engine.logs.profile_match import step_matches
 from ansible_collections.cre.certification.plugins.modules.evidence_check import SPEC
 from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction

@@ -9,7 +9,6 @@ latest snapshot (by its collection `time`).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from ..engine.evidence import node_snapshot
 from ..engine.evidence.config_snapshot import gpu, nic, node
 from ..engine.evidence.dcgm_results import UnreadableOutput
 from ..engine.evidence.golden_generate import generate
+from .local_files import write_if_changed
 
 Obj = dict[str, Any]
 HEADER = ("# A golden profile written by cre.certification.golden_generate from a trusted run's snapshots: each pinned\n"
@@ -85,14 +85,6 @@ def generate_file(args: Obj, check_mode: bool) -> Obj:
                                 "saved node-drift pod logs or snapshot JSON files")
     made = generate(found, defaults().catalog, args["platform"])
     text = HEADER + yaml.safe_dump(made["profile"], sort_keys=False, default_flow_style=False)
-    try:
-        with open(args["dest"], encoding="utf-8") as handle:
-            changed = handle.read() != text
-    except FileNotFoundError:
-        changed = True
-    if changed and not check_mode:
-        os.makedirs(os.path.dirname(os.path.abspath(args["dest"])), exist_ok=True)
-        with open(args["dest"], "w", encoding="utf-8") as handle:
-            handle.write(text)
+    changed = write_if_changed(args["dest"], text, check_mode)
     return {"changed": changed, "profile": made["profile"], "unpinned": made["unpinned"],
             "nodes": sorted(s["node"] for s in found), "files": files}

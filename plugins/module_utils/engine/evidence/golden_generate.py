@@ -46,11 +46,11 @@ def generate(snapshots: list[dict[str, Any]], catalog: Catalog, platform: str = 
         pins: dict[str, Any] = {}
         for name in _PINNED:
             for _product, _line, items in groups(group, name):
-                found = majority(items)
-                if found is None or not found[3]:
+                held = majority(items)
+                if held is None or not held[3]:
                     unpinned.append({"product": label, "field": name, "values": sorted({i[5] for i in items})})
                     continue
-                pin = {"value": found[0], "nodes": found[1], "of": found[2]}
+                pin = {"value": held[0], "nodes": held[1], "of": held[2]}
                 if name == "nic.fw":
                     pins.setdefault(name, []).append(pin)
                 else:

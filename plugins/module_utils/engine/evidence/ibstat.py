@@ -1,9 +1,9 @@
 """`ibstat` (infiniband-diags) read into the snapshot's NIC ports.
 
 Its layout: `CA '<name>'`, the CA's `Label: value` lines one tab in (CA type, Firmware version, ...), then per
-port `Port <n>:` and its `Label: value` lines two tabs in (State, Physical state, Rate, Link layer). A port's state
-is kept as sysfs spells it (`Active` -> `ACTIVE`, `Initializing` -> `INIT`), so every reader's ports compare alike; the rate a down port
-prints (`40`) is no link speed, and the rules judge a rate only on an active port.
+port `Port <n>:` and its `Label: value` lines two tabs in (State, Physical state, Rate, Link layer). A port's
+state is kept as sysfs spells it (`Active` -> `ACTIVE`, `Initializing` -> `INIT`), so every reader's ports compare
+alike; the rate a down port prints (`40`) is no link speed, and the rules judge a rate only on an active port.
 
 Strict: a file that does not open with `CA '<name>'` is refused at its first line, and so is a line that is none of
 the three forms, or a state or rate that does not read.

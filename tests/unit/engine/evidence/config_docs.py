@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -18,10 +18,10 @@ class Gpu:
     persistence: bool = True
     ecc: bool = True
     ecc_pending: bool = True
-    volatile: Optional[int] = 0
-    remap_pending: Optional[bool] = False
-    remap_failure: Optional[bool] = False
-    retired_pending: Optional[bool] = None
+    volatile: int | None = 0
+    remap_pending: bool | None = False
+    remap_failure: bool | None = False
+    retired_pending: bool | None = None
     power: float = 700.0
     default_power: float = 700.0
     gen: int = 5
@@ -38,7 +38,7 @@ REASONS = ("gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdo
            "hw_power_brake_slowdown", "sync_boost", "sw_thermal_slowdown", "display_clocks_setting")
 
 
-def _yn(value: Optional[bool], words: tuple[str, str] = ("Yes", "No")) -> str:
+def _yn(value: bool | None, words: tuple[str, str] = ("Yes", "No")) -> str:
     return "N/A" if value is None else words[0] if value else words[1]
 
 
@@ -46,7 +46,7 @@ def _on(value: bool) -> str:
     return "Enabled" if value else "Disabled"
 
 
-def xml(gpus: list[Gpu], schema: str = "v12", attached: Optional[int] = None) -> str:
+def xml(gpus: list[Gpu], schema: str = "v12", attached: int | None = None) -> str:
     """`nvidia-smi -q -x` of `gpus` in the layout of nvsmi_device_<schema>.dtd (v10, v11, v12, v13)."""
     old = schema in ("v10", "v11")
     blocks = []
@@ -78,9 +78,9 @@ def xml(gpus: list[Gpu], schema: str = "v12", attached: Optional[int] = None) ->
                     f"<max_device_link_gen>{g.max_gen}</max_device_link_gen><max_host_link_gen>{g.host_gen}"
                     "</max_host_link_gen>")
         remap = ("<remapped_rows>N/A</remapped_rows>" if g.remap_pending is None else
-                     f"<remapped_rows><remapped_row_corr>0</remapped_row_corr><remapped_row_unc>0</remapped_row_unc>"
-                     f"<remapped_row_pending>{_yn(g.remap_pending)}</remapped_row_pending><remapped_row_failure>"
-                     f"{_yn(g.remap_failure)}</remapped_row_failure></remapped_rows>")
+                 f"<remapped_rows><remapped_row_corr>0</remapped_row_corr><remapped_row_unc>0</remapped_row_unc>"
+                 f"<remapped_row_pending>{_yn(g.remap_pending)}</remapped_row_pending><remapped_row_failure>"
+                 f"{_yn(g.remap_failure)}</remapped_row_failure></remapped_rows>")
         extra = "".join(f"<{k}>{v}</{k}>" for k, v in g.extra.items())
         blocks.append(
             f'<gpu id="{g.bus}"><product_name>{g.product}</product_name><persistence_mode>{_on(g.persistence)}'
@@ -100,7 +100,7 @@ def xml(gpus: list[Gpu], schema: str = "v12", attached: Optional[int] = None) ->
             f"</attached_gpus>\n" + "\n".join(blocks) + "\n</nvidia_smi_log>\n")
 
 
-def _n(value: Optional[int]) -> str:
+def _n(value: int | None) -> str:
     return "N/A" if value is None else str(value)
 
 
@@ -110,7 +110,7 @@ _LABELS = {"gpu_idle": "Idle", "applications_clocks_setting": "Applications Cloc
            "sw_thermal_slowdown": "SW Thermal Slowdown", "display_clocks_setting": "Display Clock Setting"}
 
 
-def _line(depth: int, label: str, value: Optional[str] = None) -> str:
+def _line(depth: int, label: str, value: str | None = None) -> str:
     text = "    " * depth + label
     return text if value is None else f"{text:<42}: {value}"
 
@@ -187,8 +187,8 @@ def collector(node: str, files: dict[str, str]) -> str:
     return "\n".join(out) + "\n"
 
 
-def node_files(gpus: list[Gpu], ports: Optional[list[dict[str, Any]]] = None,  # noqa: UP045 - as the engine
-               hosts: Optional[dict[str, Any]] = None, kernel: str = "6.8.0-1021-azure",
+def node_files(gpus: list[Gpu], ports: list[dict[str, Any]] | None = None,
+               hosts: dict[str, Any] | None = None, kernel: str = "6.8.0-1021-azure",
                driver: str = "570.124.06") -> dict[str, str]:
     """The collector's four files for a node."""
     return {"nvidia-smi-q.xml": xml(gpus), "nics.json": json.dumps(nics() if ports is None else ports, indent=1),
@@ -199,3 +199,23 @@ def node_files(gpus: list[Gpu], ports: Optional[list[dict[str, Any]]] = None,  #
 def h100s(count: int = 8, **changes: dict[str, Any]) -> list[Gpu]:
     """`count` healthy H100 SXM GPUs; `changes`: {"g<i>": {field: value}}."""
     return [Gpu(uuid=f"GPU-{i}", bus=f"00000000:{0x19 + i:02X}:00.0", **changes.get(f"g{i}", {})) for i in range(count)]
+
+
+IBV_VERBOSE = """hca_id:\tmlx5_3
+\ttransport:\t\t\tInfiniBand (0)
+\tfw_ver:\t\t\t\t28.39.1002
+\tnode_guid:\t\t\t946d:ae03:00cd:e72c
+\tvendor_part_id:\t\t\t4129
+\tdevice_cap_flags:\t\t0x25d7f868
+\t\t\t\t\tBAD_PKEY_CNTR
+\t\t\t\t\tBAD_QKEY_CNTR
+\tphys_port_cnt:\t\t\t1
+\t\tport:\t1
+\t\t\tstate:\t\t\tPORT_ACTIVE (4)
+\t\t\tmax_mtu:\t\t4096 (5)
+\t\t\tactive_width:\t\t4X (2)
+\t\t\tactive_speed:\t\t100.0 Gbps (128)
+\t\t\tphys_state:\t\tLINK_UP (5)
+\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:946d:ae03:00cd:e72c
+\t\t\tlink_layer:\t\tInfiniBand
+"""

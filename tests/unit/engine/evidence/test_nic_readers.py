@@ -1,12 +1,11 @@
-"""ibstat, ibv_devinfo (plain and -v) and lspci -vvv (whole, and grepped) into NIC ports and PCIe links; refusals."""
+"""ibstat, ibv_devinfo (plain and -v) and lspci -vvv (whole, and grepped) into NIC ports and PCIe links (their
+refusals: test_nvsmi_readers.py)."""
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence import ibstat, ibv_devinfo, lspci
-from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.dcgm_results import UnreadableOutput
+from tests.unit.engine.evidence.config_docs import IBV_VERBOSE
 
 IBSTAT_TWO_PORTS = """CA 'mlx5_0'
 \tCA type: MT4123
@@ -30,25 +29,6 @@ IBSTAT_TWO_PORTS = """CA 'mlx5_0'
 \t\tPhysical state: LinkUp
 \t\tRate: 200
 \t\tLink layer: InfiniBand
-"""
-
-IBV_VERBOSE = """hca_id:\tmlx5_3
-\ttransport:\t\t\tInfiniBand (0)
-\tfw_ver:\t\t\t\t28.39.1002
-\tnode_guid:\t\t\t946d:ae03:00cd:e72c
-\tvendor_part_id:\t\t\t4129
-\tdevice_cap_flags:\t\t0x25d7f868
-\t\t\t\t\tBAD_PKEY_CNTR
-\t\t\t\t\tBAD_QKEY_CNTR
-\tphys_port_cnt:\t\t\t1
-\t\tport:\t1
-\t\t\tstate:\t\t\tPORT_ACTIVE (4)
-\t\t\tmax_mtu:\t\t4096 (5)
-\t\t\tactive_width:\t\t4X (2)
-\t\t\tactive_speed:\t\t100.0 Gbps (128)
-\t\t\tphys_state:\t\tLINK_UP (5)
-\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:946d:ae03:00cd:e72c
-\t\t\tlink_layer:\t\tInfiniBand
 """
 
 LSPCI_WHOLE = """18:00.0 PCI bridge: Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0)
@@ -86,29 +66,3 @@ def test_lspci_whole_output_keeps_gpus_and_nics_and_leaves_bridges_out() -> None
     assert [(g["index"], g["pci"], g["pcie_max_gen"], g["pcie_max_width"], g["pcie_gen"], g["pcie_width"])
             for g in read["gpus"]] == [(0, "19:00.0", 5, 16, 4, 8)]
     assert _ports(read, "device", "port", "pcie_max_gen", "pcie_gen") == [("0000:1a:00.0", None, 5, 5)]
-
-
-REFUSED = [
-    (ibstat.read, "mlx5_0 port 1 Active\n", "line 1: cannot read 'mlx5_0 port 1 Active': ibstat opens with CA '<name>'"),
-    (ibstat.read, "CA 'mlx5_0'\n\tPort 1:\n\t\tState: Sleeping\n",
-     "line 3 (State): cannot read 'Sleeping' as a port state"),
-    (ibstat.read, "CA 'mlx5_0'\n\tPort 1:\n\t\tRate: fast\n", "line 3 (Rate): cannot read 'fast' as a port rate"),
-    (ibstat.read, "CA 'mlx5_0'\n\tCA type: MT4129\n", "no port in the ibstat output"),
-    (ibv_devinfo.read, "No IB devices found\n",
-     "line 1: cannot read 'No IB devices found' as an ibv_devinfo line (it opens with hca_id:)"),
-    (ibv_devinfo.read, "hca_id:\tmlx5_0\n\t\tport:\t1\n\t\t\tstate:\t\tACTIVE\n",
-     "line 3 (state): cannot read 'ACTIVE' as a port state (PORT_ACTIVE (4), ...)"),
-    (ibv_devinfo.read, IBV_VERBOSE.replace("100.0 Gbps (128)", "fast"), "(active_speed): cannot read 'fast'"),
-    (lspci.read, "Speed 16GT/s, Width x16\n", "line 1: cannot read 'Speed 16GT/s, Width x16' as an lspci device header"),
-    (lspci.read, "\t\tLnkSta:\tSpeed 3GT/s, Width x16\n",
-     "line 1 (LnkSta): cannot read '3GT/s' as a PCIe link speed (2.5 to 128 GT/s)"),
-    (lspci.read, "\t\tLnkSta:\tWidth x16\n", "line 1 (LnkSta): cannot read 'Width x16' as 'Speed <n>GT/s, Width x<n>'"),
-    (lspci.read, "19:00.0 3D controller: NVIDIA Corporation GH100\n\tSubsystem: NVIDIA\n", "no LnkCap or LnkSta line"),
-]
-
-
-@pytest.mark.parametrize(("read", "doc", "message"), REFUSED)
-def test_what_does_not_read_is_refused_with_its_line(read: Any, doc: str, message: str) -> None:
-    with pytest.raises(UnreadableOutput) as refused:
-        read(doc)
-    assert message in str(refused.value)

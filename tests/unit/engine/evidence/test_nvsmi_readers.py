@@ -1,5 +1,5 @@
 """nvidia-smi -q -x across its DTD generations and the text -q across driver generations: the same GPU read into the
-same snapshot; and one clear line for what does not read."""
+same snapshot; and one clear line for what any configuration reader cannot read."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -7,9 +7,16 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.evidence import nvlink_status, nvsmi_text, nvsmi_xml
+from ansible_collections.cre.certification.plugins.module_utils.engine.evidence import (
+    ibstat,
+    ibv_devinfo,
+    lspci,
+    nvlink_status,
+    nvsmi_text,
+    nvsmi_xml,
+)
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.dcgm_results import UnreadableOutput
-from tests.unit.engine.evidence.config_docs import Gpu, text, xml
+from tests.unit.engine.evidence.config_docs import IBV_VERBOSE, Gpu, text, xml
 
 LAYOUTS = [("xml", "v10"), ("xml", "v11"), ("xml", "v12"), ("xml", "v13"), ("text", "r470"), ("text", "r535")]
 # What the old layouts (DTD v10/v11, R470 text) do not print: the device's and the host's maximum apart.
@@ -99,6 +106,21 @@ REFUSED = [
                                             "Current                           : Yes please"),
      "(ECC Mode > Current): cannot read 'Yes please' as Enabled or Disabled"),
     (nvlink_status.read, "Link 0: 26.562 GB/s\n", "line 1: cannot read 'Link 0: 26.562 GB/s' as an nvidia-smi nvlink"),
+    (ibstat.read, "mlx5_0 port 1 Active\n", "line 1: cannot read 'mlx5_0 port 1 Active': ibstat opens with CA '<name>'"),
+    (ibstat.read, "CA 'mlx5_0'\n\tPort 1:\n\t\tState: Sleeping\n",
+     "line 3 (State): cannot read 'Sleeping' as a port state"),
+    (ibstat.read, "CA 'mlx5_0'\n\tPort 1:\n\t\tRate: fast\n", "line 3 (Rate): cannot read 'fast' as a port rate"),
+    (ibstat.read, "CA 'mlx5_0'\n\tCA type: MT4129\n", "no port in the ibstat output"),
+    (ibv_devinfo.read, "No IB devices found\n",
+     "line 1: cannot read 'No IB devices found' as an ibv_devinfo line (it opens with hca_id:)"),
+    (ibv_devinfo.read, "hca_id:\tmlx5_0\n\t\tport:\t1\n\t\t\tstate:\t\tACTIVE\n",
+     "line 3 (state): cannot read 'ACTIVE' as a port state (PORT_ACTIVE (4), ...)"),
+    (ibv_devinfo.read, IBV_VERBOSE.replace("100.0 Gbps (128)", "fast"), "(active_speed): cannot read 'fast'"),
+    (lspci.read, "Speed 16GT/s, Width x16\n", "line 1: cannot read 'Speed 16GT/s, Width x16' as an lspci device header"),
+    (lspci.read, "\t\tLnkSta:\tSpeed 3GT/s, Width x16\n",
+     "line 1 (LnkSta): cannot read '3GT/s' as a PCIe link speed (2.5 to 128 GT/s)"),
+    (lspci.read, "\t\tLnkSta:\tWidth x16\n", "line 1 (LnkSta): cannot read 'Width x16' as 'Speed <n>GT/s, Width x<n>'"),
+    (lspci.read, "19:00.0 3D controller: NVIDIA Corporation GH100\n\tSubsystem: NVIDIA\n", "no LnkCap or LnkSta line"),
 ]
 
 
