@@ -8,7 +8,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
+try:
+    import yaml
+except ImportError:  # requirements.py: the face names PyYAML before this is used
+    from ...requirements import ABSENT as yaml  # type: ignore[no-redef]
 
 from ..api.errors import InputError
 from ..evidence.golden_profile import Catalog, Profile, merged, normalize
