@@ -35,7 +35,8 @@ def _snapshot(data: Any, where: str) -> Obj:
     """A snapshot's JSON with every key of the contract (absent ones None)."""
     if not isinstance(data, dict) or not isinstance(data.get("node"), str) or not isinstance(data.get("gpus"), list):
         raise InputError("src", f"{where} is not a node snapshot: give an object with node (a string) and gpus (a list)")
-    gpus = [gpu(int(g.get("index", i)), **g) for i, g in enumerate(data["gpus"]) if isinstance(g, dict)]
+    gpus = [gpu(int(g.get("index", i)), **{k: v for k, v in g.items() if k != "index"})
+            for i, g in enumerate(data["gpus"]) if isinstance(g, dict)]
     nics = [nic(str(n.get("device")), n.get("port"), **{k: v for k, v in n.items() if k not in ("device", "port")})
             for n in data.get("nics") or [] if isinstance(n, dict)]
     return {**node(data["node"], gpus, nics, driver=data.get("driver"), cuda=data.get("cuda"),

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from ansible_collections.cre.certification.plugins.module_utils.engine.evidence import node_snapshot
 from ansible_collections.cre.certification.plugins.modules import evidence_check, golden_generate
 from tests.unit.engine.evidence.config_docs import collector, h100s, nics, node_files, xml
 from tests.unit.faces.module_stub import documented_spec
@@ -33,7 +34,7 @@ def _run_folder(tmp_path: Path) -> Path:
         log = collector(f"gpu-node-{i}", node_files(h100s(), nics()))
         (folder / "configuration" / f"gpu-node-{i}.log").write_text(log)
     odd = collector("gpu-node-2", node_files(h100s(), nics(p0={"fw_ver": "28.36.1010"})))
-    (folder / "gpu-node-2.log").write_text(odd)
+    (folder / "gpu-node-2.json").write_text(json.dumps(node_snapshot.read(odd)))   # as a bundle keeps a snapshot
     (folder / "manifest.json").write_text(json.dumps({"formatVersion": 1}))
     (folder / "components").mkdir()
     (folder / "components" / "gpu.ndjson").write_text("{}\n")
