@@ -29,6 +29,7 @@ def base_args(kubeconfig: Path, out: Path, workflow: dict[str, Any]) -> dict[str
         "fleet_report": {"report_dir": [str(out)]},
         "evidence_check": {"path": str(out / "nodes.yaml"), "format": "dcgm-diag-text"},
         "bundle_read": {"path": str(out)},
+        "golden_generate": {"src": [str(out)], "dest": str(out / "golden.yaml")},
         "certify": {"certify_certification_name": "bad-input", "certify_namespace": NAMESPACE,
                     "certify_categories": [CATEGORY], "certify_timeout": 60, "certify_poll_interval": 0.5},
         "results": {"results_certification_name": "bad-input", "results_namespace": NAMESPACE,

@@ -1,9 +1,13 @@
 """evidence_check: read a saved tool output into per-GPU evidence on the controller (evidence/evidence_check.py)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.api.errors import InputError
+from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.golden_defaults import (
+    defaults,
+    load_file,
+)
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.gpu_floors import (
     default_power_w,
     floor_for,
@@ -11,6 +15,10 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.g
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import (
     builtin_profile,
     builtin_profiles,
+)
+from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.config_check import (
+    CONFIG_FORMATS,
+    check_config_evidence,
 )
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.dcgm_results import UnreadableOutput
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.dcgm_verdict import Options
@@ -25,6 +33,11 @@ from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.
     GemmParameters,
     begin_dtype,
 )
+from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.golden import (
+    GoldenOptions,
+    GoldenParameters,
+)
+from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.golden_profile import Profile
 from ansible_collections.cre.certification.plugins.module_utils.engine.logs.profile_match import step_matches
 from ansible_collections.cre.certification.plugins.modules.evidence_check import SPEC
 from ansible_collections.cre.certification.plugins.plugin_utils.engine_action import EngineAction
@@ -47,13 +60,27 @@ def check_face(args: dict[str, Any]) -> dict[str, Any]:
             raise InputError(name, f"{args[name]} is not a figure: give a positive number, or leave it out")
     options = Options(node=args["node"], expected_gpus=args["gpus"], skip_is_failure=args["skip_is_failure"])
     try:
-        if args["format"] in GEMM_FORMATS:
+        if args["format"] in CONFIG_FORMATS:
+            profile = _golden_profile(args["profile"])
+            parameters = GoldenParameters(args["product"], args["platform"], profile)
+            out = check_config_evidence(text, args["format"], GoldenOptions.of(options, parameters))
+        elif args["format"] in GEMM_FORMATS:
             out = check_gemm_evidence(text, args["format"], options, _gemm_parameters(args, text))
         else:
             out = check_evidence(text, args["format"], options)
     except UnreadableOutput as err:
         raise InputError("path", f"{args['path']} is not {args['format']} output: {err}") from None
     return {"changed": False, **out}
+
+
+def _golden_profile(path: Optional[str]) -> Profile:  # noqa: UP045 - as the module_utils
+    """The shipped golden profile, or the user's file over it (its errors named under `profile`)."""
+    if path is None:
+        return defaults()
+    try:
+        return load_file(path)
+    except InputError as err:
+        raise InputError("profile", str(err)) from None
 
 
 def _gemm_parameters(args: dict[str, Any], text: str) -> GemmParameters:
@@ -97,4 +124,6 @@ class ActionModule(EngineAction):
 
     def execute(self, args: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         self.local_paths(args, "path")
+        if args["format"] in CONFIG_FORMATS and args["profile"] is not None:
+            self.local_paths(args, "profile")  # for these formats, a golden profile's file
         return check_face(args)

@@ -27,6 +27,13 @@ description:
     the same rows (metric C(tflops), in TFLOPS); C(gpu-burn) (its C(GPU i) C(OK) or C(FAULTY) verdict and Gflop/s
     progress), C(gpu-fryer) (its per-GPU summary and throttling), C(mamf-finder) (its MAMF/MSMF summary),
     C(cutlass-profiler) (its CSV by column name or its text report, C(Disposition) honoured).
+  - Reads a saved node configuration (C(nvidia-smi-xml) for C(nvidia-smi -q -x), C(nvidia-smi-q) for its text,
+    C(ibstat), C(ibv_devinfo), C(lspci) for C(lspci -vvv), C(node-drift) for the configuration/node-drift
+    collector's output) and judges each field against the golden profile of the GPU product it finds (or
+    O(product)), that is ECC, remapped rows, retired pages, uncorrectable errors, persistence, power limit, NVLinks, PCIe
+    generation and width against the best both ends support, throttle reasons, driver and CUDA minimums, NIC port
+    state and rate, GPU and NIC counts; each field as a finding with C(field), C(observed), C(expected), C(outcome)
+    and C(remedy) (the collection's docs/golden-configuration.md).
   - Runs on the controller. Reads only local files; writes nothing.
   - Accepts kubernetes.core's auth options and ignores them, like the other offline modules.
 author:
@@ -46,10 +53,13 @@ options:
         binaries (any table the certification reads), C(training) a Megatron-LM or NeMo training log.
       - C(gemm-burn-in) the log of the certification's GEMM burn-in harness (C(gemm-burn-in/1) lines),
         C(gpu-burn), C(gpu-fryer), C(mamf-finder) and C(cutlass-profiler) those tools' outputs.
+      - C(nvidia-smi-xml) is C(nvidia-smi -q -x) (DTD v10 to v13), C(nvidia-smi-q) its text, C(ibstat) and
+        C(ibv_devinfo) (plain or C(-v)) the RDMA ports, C(lspci) C(lspci -vvv) (or its C(LnkCap)/C(LnkSta) lines
+        grepped out), C(node-drift) the configuration/node-drift collector's output (C(node-drift/1)).
     type: str
     required: true
     choices: [dcgm-diag-json, dcgm-diag-text, nccl-tests, training, gemm-burn-in, gpu-burn, gpu-fryer, mamf-finder,
-              cutlass-profiler]
+              cutlass-profiler, nvidia-smi-xml, nvidia-smi-q, ibstat, ibv_devinfo, lspci, node-drift]
   node:
     description: The node name the rows carry (for a log, the group's name).
     type: str
@@ -60,6 +70,9 @@ options:
         M(cre.certification.log_check)).
       - By default C(nccl-bandwidth) for C(nccl-tests), and for C(training) the training profile whose step pattern
         reads the most lines of the log.
+      - For a configuration format (C(nvidia-smi-xml), C(nvidia-smi-q), C(ibstat), C(ibv_devinfo), C(lspci),
+        C(node-drift)), the path of a golden profile (YAML or JSON, kind C(GoldenProfile)) that overrides the
+        shipped one field by field (M(cre.certification.golden_generate) writes one). By default the shipped one.
     type: str
   test_type:
     description:
@@ -82,6 +95,14 @@ options:
         C(NVIDIA-H100-80GB-HBM3)) whose floor for the log's dtype and default power limit judge the log, from the
         catalog's GPU defaults. A provisional floor warns, never fails.
       - Empty judges no floor and no power limit (unless O(floor_tflops) or O(power_default_w) give them).
+      - For a configuration format, the product whose golden profile judges the output; empty, the product the
+        output's GPUs name (none for C(ibstat), C(ibv_devinfo), C(lspci), so only the rules of no product apply).
+    type: str
+    default: ''
+  platform:
+    description:
+      - For a configuration format, the platform (C(azure), C(oci), ...) whose NIC ports the golden profile
+        knows (their count and rate). Empty judges no NIC count, and each port's rate against its fastest peer.
     type: str
     default: ''
   floor_tflops:
@@ -128,6 +149,14 @@ EXAMPLES = r"""
   cre.certification.evidence_check:
     path: saved/gpu-burn-3600s.txt
     format: gpu-burn
+
+- name: Is this node configured as an H100 SXM node should be?
+  cre.certification.evidence_check:
+    path: saved/gpu-node-07-nvidia-smi-q.xml   # nvidia-smi -q -x > ...
+    format: nvidia-smi-xml
+    node: gpu-node-07
+    product: NVIDIA-H100-80GB-HBM3
+    profile: golden/fleet-a.yaml               # cre.certification.golden_generate wrote it
 
 - name: A pasted table, strict about GPUs that tested nothing
   cre.certification.evidence_check:
@@ -238,6 +267,34 @@ runtime_error:
   returned: when O(format) is neither nccl-tests nor training
   type: str
   sample: null
+findings:
+  description:
+    - For a configuration format, every field judged against the golden profile, one finding each, passes
+      included, with C(node), C(component) (C(gpu), C(nic) or C(node)), C(index) (the GPU, or the NIC's port),
+      C(uuid), C(name) (a NIC port as C(mlx5_0/1)), C(field), C(expected), C(observed), C(outcome) (pass, warn,
+      fail), C(remedy) (what to do, empty on a pass) and C(drift) (null offline, as drift needs a fleet).
+    - The same findings are the C(rows) (test C(configuration), metric the field, value the observed, detail the
+      expected and the remedy).
+  returned: when O(format) is a configuration format
+  type: list
+  elements: dict
+  sample: [{node: gpu-node-07, component: gpu, index: 0, uuid: GPU-73d12ef7-f589-f867-4259-c7090ab44736,
+            name: null, field: remap_pending, expected: "No", observed: "Yes", outcome: fail,
+            remedy: "drain the node and reset the GPU (`nvidia-smi -i 0 -r`, or reboot) to apply the pending row remap",
+            drift: null}]
+product:
+  description: The GPU product judged against (O(product), else the name the output's GPUs print); null when
+    neither names one.
+  returned: when O(format) is a configuration format
+  type: str
+  sample: NVIDIA A10
+snapshot:
+  description: The output read into the node's configuration snapshot (C(gpus), C(nics), C(driver), C(cuda),
+    C(kernel), C(attached_gpus); a value the output does not hold is null, never 0 or false).
+  returned: when O(format) is a configuration format
+  type: dict
+  sample: {node: gpu-node-07, gpus: [{index: 0, product: NVIDIA A10, ecc_current: true, remap_pending: true}],
+           nics: [], driver: 535.129.03, cuda: "12.2", kernel: null, attached_gpus: 1}
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -250,13 +307,15 @@ SPEC = {
         "path": {"type": "path", "required": True},
         "format": {"type": "str", "required": True,
                    "choices": ["dcgm-diag-json", "dcgm-diag-text", "nccl-tests", "training", "gemm-burn-in",
-                               "gpu-burn", "gpu-fryer", "mamf-finder", "cutlass-profiler"]},
+                               "gpu-burn", "gpu-fryer", "mamf-finder", "cutlass-profiler", "nvidia-smi-xml",
+                               "nvidia-smi-q", "ibstat", "ibv_devinfo", "lspci", "node-drift"]},
         "node": {"type": "str", "default": ""},
         "profile": {"type": "str"},
         "test_type": {"type": "str", "default": ""},
         "gpus": {"type": "int"},
         "skip_is_failure": {"type": "bool", "default": False},
         "product": {"type": "str", "default": ""},
+        "platform": {"type": "str", "default": ""},
         "floor_tflops": {"type": "float"},
         "power_default_w": {"type": "float"},
     },

@@ -2,6 +2,7 @@
 the documented type, and every key documented as always returned present."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -93,13 +94,21 @@ def test_every_module_returns_what_it_documents(sim, crds, namespace: str, tmp_p
     gpu_burn = run("evidence_check", {"path": str(gemm_tools / "gpu-burn" / "tesla-t4-500s-faulty-warning-errors.txt"),
                                       "format": "gpu-burn", "node": "gpu-node-000", "gpus": 1})
     results[("bundle_read", False)] = run("bundle_read", {"path": str(tmp_path / "bundle")})
+    config = ROOT / "tests" / "unit" / "engine" / "data" / "config"
+    nvsmi = run("evidence_check", {"path": str(config / "nvidia-smi-q" / "a10-535.129.03-row-remap-pending.txt"),
+                                   "format": "nvidia-smi-q", "node": "gpu-node-000"})
+    snapshot = tmp_path / "snapshots" / "gpu-node-000.json"
+    snapshot.parent.mkdir()
+    snapshot.write_text(json.dumps(nvsmi["snapshot"]))
+    results[("golden_generate", False)] = run("golden_generate", {"src": [str(snapshot.parent)],
+                                                                  "dest": str(tmp_path / "golden.yaml")})
     spec = run("catalog_info", {"domain": "communication", "variant": "nccl-all-reduce",
                                 "options": {"gpuArchitecture": "gb200"}})
     assert spec["spec"]["jobTemplate"], "catalog_info built no WorkflowSpec"
     problems = [p for (module, check_mode), result in results.items() for p in check(module, result, check_mode)]
     problems += check("catalog_info", spec) + check("log_check", goodput) + check("evidence_check", dcgm_json)
     problems += check("evidence_check", nccl_rows) + check("evidence_check", training_rows)
-    problems += check("evidence_check", gpu_burn)
+    problems += check("evidence_check", gpu_burn) + check("evidence_check", nvsmi)
     assert len(nccl_rows["rows"]) == 22 and training_rows["rows"], "evidence_check read no log rows"
     assert problems == [], "\n".join(problems)
     assert done["phase"] == "Succeeded" and results[("workflow_run", False)]["phase"] == "Succeeded"

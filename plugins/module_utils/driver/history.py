@@ -19,6 +19,7 @@ from ..engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_MANAGED_BY, MANAG
 from ..engine.history import baseline, compare, offenders, trend
 from ..engine.report import snapshot
 from ..kube.rest import Kube
+from .local_files import write_if_changed
 
 REPORT = "report.json"
 SNAPSHOTS = f"{LABEL_MANAGED_BY}={MANAGED_BY_NVCRE},{LABEL_CERTIFICATION}"
@@ -140,15 +141,7 @@ def generate_file(args: Obj, check_mode: bool) -> Obj:
     made = baseline.generate([(item.source, item.report) for item in found], str(args["name"]), created,
                              str(args["trim_rule"]))
     text = baseline.dump(made)
-    try:
-        with open(args["dest"], encoding="utf-8") as handle:
-            changed = handle.read() != text
-    except FileNotFoundError:
-        changed = True
-    if changed and not check_mode:
-        os.makedirs(os.path.dirname(os.path.abspath(args["dest"])), exist_ok=True)
-        with open(args["dest"], "w", encoding="utf-8") as handle:
-            handle.write(text)
+    changed = write_if_changed(args["dest"], text, check_mode)
     trimmed = {f"{entry['key']['category']} {figure}": info["trimmed"]
                for entry in made["entries"] for figure, info in entry["figures"].items() if info.get("trimmed")}
     return {"changed": changed, "baseline": made, "reports": [item.source for item in found], "trimmed": trimmed}

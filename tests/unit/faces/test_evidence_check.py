@@ -36,8 +36,9 @@ def test_a_failing_gpu_is_named_with_dcgms_message_and_every_return_is_documente
                                               "detail": f"{MEMORY_MESSAGE} (DCGM error 12)"}]
     assert {r["node"] for r in result["rows"]} == {"gpu-node-07"}
     documented = yaml.safe_load(re.search(r'RETURN = r"""(.*?)"""', Path(stub.__file__).read_text(), re.S).group(1))
-    # profile: a log's; window_s, warmup_s: a burn-in's
-    assert set(result) - {"changed", "invocation"} == set(documented) - {"profile", "window_s", "warmup_s"}
+    # profile: a log's; window_s, warmup_s: a burn-in's; findings, product, snapshot: a configuration's
+    assert set(result) - {"changed", "invocation"} == set(documented) - {"profile", "window_s", "warmup_s", "findings",
+                                                                         "product", "snapshot"}
 
 
 def test_a_pasted_table_with_every_test_skipped_warns_or_fails_with_the_option(run_action: Any) -> None:
