@@ -108,6 +108,14 @@ options:
         burn-in's Jobs, so the verdict in the cluster, a resumed run and the report judge alike.
     type: dict
     default: {}
+  golden_profile:
+    description:
+      - A golden profile file (YAML or JSON, C(kind) C(GoldenProfile); M(cre.certification.golden_generate) writes
+        one from a trusted run) that C(configuration/node-drift) judges every node against, over the shipped
+        profile (docs/golden-configuration.md). Checked, with the field at fault named, before anything is written.
+      - Carried as the annotation C(cre.certification/golden-profile) on the Certification, its Workflows and the
+        node-drift Jobs, so the verdict in the cluster, a resumed run and the report judge alike.
+    type: path
   create_namespace:
     description:
       - Create O(namespace) when it does not exist, once the inputs are checked (bad input creates nothing).
@@ -254,6 +262,7 @@ SPEC = {
         "create_namespace": {"type": "bool", "default": False},
         "skip_is_failure": {"type": "bool", "default": False},
         "gemm_floors": {"type": "dict", "default": {}},
+        "golden_profile": {"type": "path"},
         "input_names": {"type": "dict", "default": {}},
     },
 }

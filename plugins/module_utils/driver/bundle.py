@@ -2,7 +2,8 @@
 that are whole.
 
 `write_bundle` writes `results.json` (the report, as report.json), `components/<component>.ndjson` (every row of
-that component, streamed from the shards: one shard and one row in memory at a time), `truncation.json` (the rows
+that component, streamed from the shards: one shard and one row in memory at a time), `snapshots/<node>.json` (each
+node-drift node's configuration as collected, what golden_generate reads), `truncation.json` (the rows
 dropped and the reads that lost rows), `schema/evidence-row.schema.json` and, last, `manifest.json` (each file's
 path, sha256 and size, the file count, the row totals). Any manifest already there is removed first, and every file
 goes to `<path>.tmp`, is fsynced and renamed (then the folder is fsynced): a crash at any point leaves either no
@@ -33,6 +34,10 @@ RESULTS = "results.json"
 TRUNCATION = "truncation.json"
 COMPONENTS_DIR = "components"
 SCHEMA = "schema/evidence-row.schema.json"
+SNAPSHOTS_DIR = "snapshots"
+# A node-drift node's snapshot row (engine/evidence/sources.py: test configuration, metric snapshot), as its line
+# spells it in the schema's field order.
+SNAPSHOT_ROW = b'"test":"configuration","metric":"snapshot",'
 TOTALS = ("rows", "shards")  # what the shards read must match in the seals' totals
 
 Obj = dict[str, Any]
@@ -98,9 +103,10 @@ def remove_manifest(directory: Path) -> None:
         fsync_dir(directory)
 
 
-def _components(directory: Path, shards: Iterable[bytes]) -> tuple[dict[str, _Written], int, dict[str, int]]:
+def _components(directory: Path, shards: Iterable[bytes], snapshots: dict[str, bytes]
+                ) -> tuple[dict[str, _Written], int, dict[str, int]]:
     """The component files written from the shards' rows (not yet renamed), the shards read, the rows per
-    component."""
+    component; each node-drift snapshot row's snapshot put in `snapshots` (node -> its JSON file's bytes)."""
     files: dict[str, _Written] = {}
     count_shards, count_rows = 0, dict[str, int]()
     try:
@@ -119,6 +125,10 @@ def _components(directory: Path, shards: Iterable[bytes]) -> tuple[dict[str, _Wr
                     rows = list(run)
                     files[component].write(b"".join(rows))
                     count_rows[component] += len(rows)
+                    for text in rows:
+                        if SNAPSHOT_ROW in text:  # a later run of a node (an iteration) replaces its earlier one
+                            row = json.loads(text)
+                            snapshots[row["node"]] = json_text(json.loads(row["value"])).encode()
     except BaseException:
         for written in files.values():
             written.discard()
@@ -132,7 +142,8 @@ def write_bundle(directory: Path, report: Obj, shards: Iterable[bytes], seals: O
     its dropped rows and partial read. BundleRefused, and no manifest, when the shards do not add up to the seals."""
     directory.mkdir(parents=True, exist_ok=True)
     remove_manifest(directory)
-    files, count_shards, by_component = _components(directory, shards)
+    snapshots: dict[str, bytes] = {}
+    files, count_shards, by_component = _components(directory, shards, snapshots)
     read = {"rows": sum(by_component.values()), "shards": count_shards}
     if differ := [f"{key}: {read[key]} read, the seals count {seals.get(key, 0)}" for key in TOTALS
                   if read[key] != seals.get(key, 0)]:
@@ -143,6 +154,9 @@ def write_bundle(directory: Path, report: Obj, shards: Iterable[bytes], seals: O
     for component in sorted(files):
         entries.append(files[component].close())
     _drop_stale_components(directory, set(files))
+    for node in sorted(snapshots):
+        entries.append(_whole(directory, f"{SNAPSHOTS_DIR}/{node}.json", snapshots[node].decode()))
+    _drop_stale(directory / SNAPSHOTS_DIR, {f"{node}.json" for node in snapshots})
     entries.append(_whole(directory, TRUNCATION, json_text(truncation)))
     entries.append(_whole(directory, SCHEMA, json_text(row_schema())))
     entries.sort(key=lambda e: e["path"])
@@ -151,6 +165,13 @@ def write_bundle(directory: Path, report: Obj, shards: Iterable[bytes], seals: O
                            "components": dict(sorted(by_component.items()))}}
     _whole(directory, MANIFEST, json_text(manifest))
     return manifest
+
+
+def _drop_stale(folder: Path, kept: set[str]) -> None:
+    """An earlier bundle's snapshot of a node this run has none of would lie about this one."""
+    for path in folder.iterdir() if folder.is_dir() else ():
+        if path.name not in kept:
+            path.unlink()
 
 
 def _drop_stale_components(directory: Path, kept: set[str]) -> None:

@@ -18,7 +18,7 @@ from ..engine.plan import category_detect, detect
 from ..engine.reconcile import certification_tier as tier
 from ..engine.status.workflow import workflow_phase
 from ..kube.rest import Kube
-from . import diff
+from . import diff, golden_files
 from .options import RunOptions
 from .parent import ParentLoop
 from .preflight import preflight
@@ -125,6 +125,7 @@ def run_certification(connect: Callable[[], Kube], args: Obj, options: RunOption
                       on_start: Callable[[CertificationLoop], None]) -> Obj:
     """Drive the Certification `args` describes; `on_start` receives the run (the face reads `changed` from it
     when the run ends in an error). Bad input is refused before `connect` reaches the cluster."""
+    args = {**args, **golden_files.run_profile(args.get("golden_profile"))}
     desired = tier.desired_certification(args)
     kube = connect()
     preflight(kube, args["namespace"], f"Certification {args['namespace']}/{args['name']}", certification=True,

@@ -18,7 +18,7 @@ except ImportError:  # requirements.py: the face names PyYAML before this is use
     from ..requirements import ABSENT as yaml  # type: ignore[no-redef]
 
 from ..engine.api.errors import InputError
-from ..engine.catalog.golden_defaults import defaults
+from ..engine.catalog.golden_defaults import defaults, load_text
 from ..engine.evidence import node_snapshot
 from ..engine.evidence.config_snapshot import gpu, nic, node
 from ..engine.evidence.dcgm_results import UnreadableOutput
@@ -92,3 +92,16 @@ def generate_file(args: Obj, check_mode: bool) -> Obj:
     changed = write_if_changed(args["dest"], text, check_mode)
     return {"changed": changed, "profile": made["profile"], "unpinned": made["unpinned"],
             "nodes": sorted(s["node"] for s in found), "files": files}
+
+
+def run_profile(path: str | None) -> Obj:
+    """certification_run's `golden_profile`: the file read and checked over the shipped profile (InputError naming
+    the path and the field), as the JSON its Certification carries: {"golden_profile_json": ...}; {} without one."""
+    if not path:
+        return {}
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise InputError("golden_profile", f"cannot read {path}: {err.strerror}") from None
+    load_text(text, f"golden_profile {path}")
+    return {"golden_profile_json": json.dumps(yaml.safe_load(text), sort_keys=True, separators=(",", ":"))}

@@ -30,7 +30,7 @@ from ..engine.reconcile import node_results
 from ..engine.report import certreport, html, junit, markdown, snapshot
 from ..engine.status.node_results import read_failed, read_succeeded
 from ..kube.rest import ApiException, Kube
-from . import annotate, bundle, burn_in_report, evidence_store, execute, history
+from . import annotate, bundle, burn_in_report, configuration_report, evidence_store, execute, history
 from .measurements import list_measurements
 
 FILES = ("report.json", "junit.xml", "report.md", "report.html")
@@ -64,6 +64,9 @@ def category_data(kube: Kube, namespace: str, category: Obj, workflow: Obj | Non
         burn_in = burn_in_report.of(kube, stored, data["jobs"], slow_fails)
         if burn_in is not None:
             data["burnIn"] = burn_in
+        configuration = configuration_report.of(kube, stored, data["jobs"])
+        if configuration is not None:
+            data["configuration"] = configuration
     return data
 
 

@@ -11,15 +11,18 @@ for it, and the reason is kept, so the seal tells partial from zero.
 """
 from __future__ import annotations
 
+import json
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from . import golden
 from .dcgm_results import DiagReading, UnreadableOutput
 from .dcgm_verdict import Options, judge
 from .evidence_check import FORMATS
 from .gemm_verdict import GemmOptions, GemmParameters, is_harness, judge_text
+from .golden import GoldenOptions, GoldenParameters
 from .rows import Row, sorted_rows
 
 Obj = dict[str, Any]
@@ -53,6 +56,9 @@ def dcgm_tests_gpus(words: list[str]) -> Optional[bool]:  # noqa: UP045 - as abo
 
 
 GEMM_BURN_IN = "gemm-burn-in"
+NODE_DRIFT = "node-drift"
+COLLECTOR = "node_drift.py"
+SNAPSHOT = "snapshot"   # the metric of the row that keeps a node-drift node's whole snapshot (JSON in its value)
 
 
 def _gemm_burn_in(words: list[str]) -> Optional[str]:  # noqa: UP045 - as above
@@ -60,8 +66,28 @@ def _gemm_burn_in(words: list[str]) -> Optional[str]:  # noqa: UP045 - as above
     return GEMM_BURN_IN if is_harness(words) else None
 
 
+def _node_drift(words: list[str]) -> Optional[str]:  # noqa: UP045 - as above
+    """The node-drift collector (node_drift.py), its `node-drift/1` output judged against the golden profile."""
+    return NODE_DRIFT if any(posixpath.basename(t) == COLLECTOR for w in words for t in w.split()) else None
+
+
 # The dispatch table: a rule reads the trainer's words (command, then args) and names a format, or None.
-SOURCES: tuple[Callable[[list[str]], Optional[str]], ...] = (_dcgm_diag, _gemm_burn_in)  # noqa: UP045 - as above
+SOURCES: tuple[Callable[[list[str]], Optional[str]], ...] = (  # noqa: UP045 - as above
+    _dcgm_diag, _gemm_burn_in, _node_drift)
+
+
+def _judge(fmt: str, log: str, options: Options, parameters: Any) -> Obj:
+    """The judged reading of one log: the burn-in and node-drift readers take their node's parameters
+    (reconcile/burn_in_parameters, node_drift_parameters); the others only the options."""
+    if fmt == GEMM_BURN_IN:
+        return judge_text(log, GemmOptions.of(options, parameters or GemmParameters()))
+    if fmt == NODE_DRIFT:
+        verdict = golden.judge_text(log, GoldenOptions.of(options, parameters or GoldenParameters()))
+        kept = Row(options.node, "gpu", None, None, golden.TEST, SNAPSHOT,
+                   json.dumps(verdict["snapshot"], sort_keys=True, separators=(",", ":")), None, "pass",
+                   "the node's configuration as collected (node-drift/1): what a later run compares with")
+        return {**verdict, "rows": [*verdict["rows"], kept.to_dict()]}
+    return READERS[fmt](log, options)
 
 
 def _judged(read: Callable[[str], DiagReading]) -> Callable[[str, Options], Obj]:
@@ -113,11 +139,12 @@ class NodeReading:
 def rows_of(fmt: str, log: Optional[str], node: str, expected_gpus: Optional[int],  # noqa: UP045 - as above
             skip_is_failure: bool, labels: Labels, pod: str = "",
             gpu_tests: Optional[bool] = None,  # noqa: UP045 - as above
-            gemm: Optional[GemmParameters] = None) -> NodeReading:  # noqa: UP045 - as above
+            parameters: Any = None) -> NodeReading:
     """The rows and verdict of one pod's log (`log` None: it could not be read), labelled with `labels`;
-    `gpu_tests`: whether the run tests GPUs (dcgm_tests_gpus of the Job's words); `gemm`: the burn-in's
-    parameters for this node (reconcile/burn_in_parameters). An empty or unreadable output is partial: no rows, a
-    reason, no verdict (never a pass); a burn-in log that lost lines is partial too, with its verdict."""
+    `gpu_tests`: whether the run tests GPUs (dcgm_tests_gpus of the Job's words); `parameters`: the burn-in's or
+    the node-drift's for this node (reconcile/burn_in_parameters, node_drift_parameters). An empty or unreadable
+    output is partial: no rows, a reason, no verdict (never a pass); a burn-in log that lost lines is partial too,
+    with its verdict."""
     where = f"pod {pod} on node {node}" if pod else f"node {node}"
     if log is None:
         return NodeReading(node, partial=f"{where}: its log could not be read")
@@ -125,8 +152,7 @@ def rows_of(fmt: str, log: Optional[str], node: str, expected_gpus: Optional[int
         return NodeReading(node, partial=f"{where}: the log is empty, no {fmt} output to read")
     options = Options(node, expected_gpus, skip_is_failure, gpu_tests)
     try:
-        verdict = (judge_text(log, GemmOptions.of(options, gemm or GemmParameters())) if fmt == GEMM_BURN_IN
-                   else READERS[fmt](log, options))
+        verdict = _judge(fmt, log, options, parameters)
     except UnreadableOutput as err:
         return NodeReading(node, partial=f"{where}: not {fmt} output: {err}")
     extra = {"workflow": labels.workflow, "iteration": labels.iteration, "job": labels.job,

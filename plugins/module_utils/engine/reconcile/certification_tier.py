@@ -20,6 +20,7 @@ from ..api.errors import InputError, WorkflowFailure
 from ..api.objects import condition, controlled_by, is_true, meta, parse_time, timestamp, true_condition, true_type
 from ..api.vocabulary import (
     ANNOTATION_GEMM_FLOORS,
+    ANNOTATION_GOLDEN_PROFILE,
     API_VERSION,
     BUILD_FAILED,
     CERTIFICATION,
@@ -82,7 +83,9 @@ def desired_certification(args: Obj) -> Obj:
                 "spec": spec}
     if args.get("gemm_floors"):
         floors = gpu_floors.overrides_text(args["gemm_floors"], "gemm_floors")
-        obj["metadata"]["annotations"] = {ANNOTATION_GEMM_FLOORS: floors}
+        obj["metadata"].setdefault("annotations", {})[ANNOTATION_GEMM_FLOORS] = floors
+    if args.get("golden_profile_json"):  # the driver read and checked the file (driver/certification.py)
+        obj["metadata"].setdefault("annotations", {})[ANNOTATION_GOLDEN_PROFILE] = args["golden_profile_json"]
     obj["spec"] = dump(parse_certification(obj))["spec"]
     # Thresholds NVCRE would only judge after the run (UnknownThresholdKey) are refused before anything is written.
     thresholds.validate(args["options"].get("thresholds") or {}, "options.thresholds")

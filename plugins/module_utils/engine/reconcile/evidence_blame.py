@@ -42,7 +42,10 @@ def failures(reading: NodeReading) -> list[str]:
         return []
     out = []
     for row in verdict["rows"]:
-        if row["index"] is None and row["outcome"] == "fail":
+        # The node's own results, and those of what is not a GPU (a NIC port of node-drift: a `link` row).
+        if row["component"] != "gpu" and row["outcome"] == "fail":  # what failed, observed, then expected
+            out.append(f"{row['test']} failed: {row['metric']} {row['value']}: {row['detail']}")
+        elif row["index"] is None and row["outcome"] == "fail":
             out.append(f"{row['test']} failed: {row['detail']}" if row["test"] else row["detail"])
     for gpu in verdict["gpus"]:
         for failure in gpu["failures"]:

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import heapq
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..api.actions import Action, Create, Delete, Ref, Step, UpdateStatus
+from ..api.errors import InputError
 from ..api.objects import json_copy, meta, terminal
 from ..api.vocabulary import LABEL_WORKFLOW, WORKFLOW
 from ..evidence import shards
@@ -30,6 +32,7 @@ from ..evidence.gemm_verdict import GemmParametersError
 from ..evidence.rows import sort_key
 from ..evidence.sources import (
     GEMM_BURN_IN,
+    NODE_DRIFT,
     Labels,
     NodeReading,
     dcgm_tests_gpus,
@@ -38,11 +41,14 @@ from ..evidence.sources import (
     trainer_words,
 )
 from ..plan import jobs, workload
-from . import burn_in_parameters, evidence_measured
+from . import burn_in_parameters, evidence_measured, node_drift_parameters
 from .world import JobWorld
 
 Obj = dict[str, Any]
 ITERATION = re.compile(r"-iter-(\d+)$")
+# The readers judged against the node they ran on: (the Job, its node) -> what the reader needs of both.
+PARAMETERS: dict[str, Callable[[Obj, Optional[Obj]], Any]] = {  # noqa: UP045 - as above
+    GEMM_BURN_IN: burn_in_parameters.of_job, NODE_DRIFT: node_drift_parameters.of_job}
 TRAINER_CONTAINER = "node"  # the container Trainer runs the trainer's command in
 
 
@@ -139,13 +145,13 @@ def read(world: JobWorld, fmt: Optional[str], number: int) -> Read:  # noqa: UP0
         found = targets(world.pods)
         words = trainer_words(world.job)
         gpu_tests = dcgm_tests_gpus(words)
+        resolve = PARAMETERS.get(fmt)
         try:
-            gemm = {node: burn_in_parameters.of_job(world.job, world.nodes.get(node)) for _p, _c, node in found} \
-                if fmt == GEMM_BURN_IN else {}
-        except GemmParametersError as err:
-            return Read(fmt, [], shards.encode([]), str(err))
+            parameters = {node: resolve(world.job, world.nodes.get(node)) for _p, _c, node in found} if resolve else {}
+        except (GemmParametersError, InputError) as err:
+            return Read(fmt, [], shards.encode([]), f"the Job's parameters do not read: {err}")
         readings = [rows_of(fmt, world.evidence_logs.get(f"{pod}/{container}"), node, world.gpus_per_node,
-                            world.skip_is_failure, labels, pod, gpu_tests, gemm.get(node))
+                            world.skip_is_failure, labels, pod, gpu_tests, parameters.get(node))
                     for pod, container, node in found]
         reasons = [r.partial for r in readings if r.partial]
         if not found:

@@ -277,6 +277,8 @@ def category_report(category: dict) -> dict:
         report["evidence"] = category["evidence"]
     if category.get("burnIn"):  # ours (issue 41): each node's GPUs' TFLOPS series and findings (gemm_report)
         report["burnIn"] = category["burnIn"]
+    if category.get("configuration"):  # ours (issue 42): each node's findings and the fleet's drift (drift.py)
+        report["configuration"] = category["configuration"]
     if orchestration.get("diagnose"):
         report["diagnose"] = orchestration["diagnose"]
         report["diagnoseRounds"] = diagnose_report.diagnose_rounds(orchestration)
