@@ -59,8 +59,8 @@ def _report(sim: Sim, ns: str, name: str, out: Path) -> dict:
     return category
 
 
-def test_a_trusted_run_pins_the_fleet_and_five_faults_are_each_found(h100: Sim, namespace: str,
-                                                                       tmp_path: Path) -> None:
+def test_a_trusted_run_pins_the_fleet_and_five_faults_are_each_found(
+        h100: Sim, namespace: str, tmp_path: Path) -> None:
     trusted = _certify(h100, namespace, "trusted")
     assert sorted(trusted["succeeded_nodes"]) == NODES, trusted["failed_nodes"]
     _report(h100, namespace, "trusted", tmp_path / "trusted")

@@ -42,7 +42,7 @@ def _items(snapshot: dict[str, Any], name: str) -> Iterator[tuple[str, _Item]]:
         for n in snapshot.get("nics") or []:
             if n.get("fw"):
                 label = f"{n['device']}/{n['port']}" if n.get("port") is not None else str(n["device"])
-                yield str(n["fw"]).split(".")[0], (node, "nic", n.get("port"), None, label, str(n["fw"]))
+                yield str(n["fw"]).split(".", maxsplit=1)[0], (node, "nic", n.get("port"), None, label, str(n["fw"]))
 
 
 def _products(snapshots: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:

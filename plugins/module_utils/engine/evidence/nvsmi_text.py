@@ -27,6 +27,13 @@ _LINK = ("PCI", "GPU Link Info")
 _VOLATILE = ("ECC Errors", "Volatile")
 # The text's throttle reason labels by their XML names (the rest are the label in snake case).
 _REASONS = {"idle": "gpu_idle", "display_clock_setting": "display_clocks_setting"}
+
+
+def _snake(label: str) -> str:
+    """A reason's label as its XML element is named: `HW Slowdown` is `hw_slowdown`."""
+    return re.sub(r"\W+", "_", label.strip()).lower()
+
+
 LAYOUT = Layout(
     paths={
         "product": (("Product Name",),), "serial": (("Serial Number",),), "uuid": (("GPU UUID",),),
@@ -51,7 +58,7 @@ LAYOUT = Layout(
         "pcie_max_width": ((*_LINK, "Link Width", "Max"),),
         "throttle": (("Clocks Event Reasons",), ("Clocks Throttle Reasons",)),
     },
-    reason_name=lambda label: (lambda name: _REASONS.get(name, name))(re.sub(r"\W+", "_", label.strip()).lower()),
+    reason_name=lambda label: _REASONS.get(_snake(label), _snake(label)),
 )
 
 
@@ -65,7 +72,7 @@ class _Block:
     def add(self, indent: int, label: str, value: Optional[str], number: int) -> None:  # noqa: UP045 - module_utils typing
         while self.stack and self.stack[-1][0] >= indent:
             self.stack.pop()
-        path = (*(label for _, label in self.stack), label)
+        path = (*(above for _indent, above in self.stack), label)
         self.values.setdefault(path, (value if value is not None else "", number))
         if value is None or not value.strip():
             self.stack.append((indent, label))

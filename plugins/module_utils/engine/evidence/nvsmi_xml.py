@@ -51,7 +51,7 @@ def read(text: str) -> dict[str, Any]:
     except ET.ParseError as err:
         line, _col = err.position
         shown = (text.lstrip().splitlines() or [""])[max(line - 1, 0)].strip()[:120]
-        raise UnreadableOutput(f"line {line}: cannot read {shown!r} as XML ({str(err).split(':')[0]})") from None
+        raise UnreadableOutput(f"line {line}: cannot read {shown!r} as XML ({str(err).split(':', maxsplit=1)[0]})") from None
     if root.tag != "nvidia_smi_log":
         raise UnreadableOutput(f"the root element is <{root.tag}>, not nvidia-smi's <nvidia_smi_log>")
     gpus = [read_gpu(i, _tree(block, i), LAYOUT) for i, block in enumerate(root.findall("gpu"))]
