@@ -49,7 +49,7 @@ class UsageError(Exception):
 
 def positive(text: str) -> float:
     value = float(text)
-    if value <= 0 or value != value or value == float("inf"):  # NaN is not above 0 either
+    if not 0 < value < float("inf"):  # NaN is not above 0 either
         raise argparse.ArgumentTypeError(f"must be a number above 0, got {text!r}")
     return value
 
