@@ -45,7 +45,7 @@ EVERY_PERMISSION = [
     "get trainjobs.trainer.kubeflow.org", "list trainjobs.trainer.kubeflow.org", "watch trainjobs.trainer.kubeflow.org",
     "create trainjobs.trainer.kubeflow.org", "delete trainjobs.trainer.kubeflow.org",
     "list pods", "watch pods", "get pods/log", "get configmaps", "list configmaps", "watch configmaps",
-    "create configmaps", "update configmaps",
+    "create configmaps", "update configmaps", "delete configmaps",
     "create events", "list nodes cluster-wide", "watch nodes cluster-wide",
 ]
 
@@ -161,7 +161,7 @@ def test_no_rights_preflight_lists_everything_missing_and_writes_nothing(sim: Si
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "read-workflows"},
         "subjects": [{"kind": "ServiceAccount", "name": "nobody", "namespace": ns}]})
     granted = ("get workflows", "list workflows", "get configmaps", "list configmaps", "watch configmaps",
-               "create configmaps", "update configmaps", "create events")
+               "create configmaps", "update configmaps", "delete configmaps", "create events")
     rest = [p for p in forbidden if not p.startswith(granted)]
     deadline = time.monotonic() + 60  # RBAC reaches the authorizer's cache within a moment
     while True:

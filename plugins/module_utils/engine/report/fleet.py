@@ -205,9 +205,14 @@ def summary_line(row: Obj) -> str:
 
 
 def fleet_counts(fleet: Obj) -> str:
-    """`3 clusters`, and `, 2 failing GPUs` when a host's report counts GPUs."""
+    """`3 clusters`, and `, 2 failing GPUs` when a host's report counts GPUs (`(evidence partial)` when a host's
+    count rests on evidence that is not whole: a count is never taken for more than it is)."""
     gpus = fleet.get("failingGpus")
-    return f"{fleet['hosts']} clusters" + (f", {gpus} failing GPU{'' if gpus == 1 else 's'}" if gpus is not None else "")
+    if gpus is None:
+        return f"{fleet['hosts']} clusters"
+    partial = any(r.get("gpuEvidence") not in (None, "final") for r in fleet["rows"])
+    return (f"{fleet['hosts']} clusters, {gpus} failing GPU{'' if gpus == 1 else 's'}"
+            + (" (evidence partial)" if partial else ""))
 
 
 def summary(fleet: Obj) -> list[str]:

@@ -192,11 +192,12 @@ def test_fleet_counts_failing_gpus_per_host_and_in_total() -> None:
     assert [(r["failingGpus"], r["gpuEvidence"]) for r in rows] == [(2, "partial"), (3, "final"), (None, None)]
     built = fleet.build_fleet(rows)
     assert built["failingGpus"] == 5
-    assert fleet.summary(built)[-1] == "Fleet: FAILED (3 clusters, 5 failing GPUs)"
+    # east's count rests on partial evidence: the fleet's total says so.
+    assert fleet.summary(built)[-1] == "Fleet: FAILED (3 clusters, 5 failing GPUs (evidence partial))"
     assert "failed nodes: gpu-node-1 (HardwareFailureDetected), gpu-node-3 (HardwareFailureDetected), failing GPUs: " \
            "2 (evidence partial), 9m0s)" in fleet.summary_line(rows[0])
     text = fleet_md.fleet_markdown(built, reports)
-    assert "Result: FAILED (3 clusters, 5 failing GPUs)" in text
+    assert "Result: FAILED (3 clusters, 5 failing GPUs (evidence partial))" in text
     assert "| 2 (evidence partial) |" in text and "| 3 |" in text
     page = fleet_html.fleet_html(built, reports)
     assert '<span class="failing-gpus">5 failing GPUs</span>' in page
