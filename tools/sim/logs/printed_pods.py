@@ -6,6 +6,7 @@ that ends or hangs the node's GPU pods wins (nothing printed) or its node is gon
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from ..cache import Cache
 Obj = dict[str, Any]
 
 
-class PrintedPods:
+class PrintedPods(ABC):
     """Called on every agent pass; a subclass says which pods run its tool (`runs`), the annotation that marks a
     served pod (`MARK`) and how a pod is served (`serve`)."""
 
@@ -27,12 +28,14 @@ class PrintedPods:
         self.logs_dir, self.state = logs_dir, state
         self.done: set[str] = set()
 
+    @abstractmethod
     def runs(self, pod: Obj) -> bool:
-        raise NotImplementedError
+        """Whether the pod runs this tool."""
 
+    @abstractmethod
     def serve(self, core: client.CoreV1Api, custom: client.CustomObjectsApi, pod: Obj, node: Obj,
               saved: Obj) -> None:
-        raise NotImplementedError
+        """Write the pod's log, then mark it with the tool's exit code."""
 
     def tick(self, core: client.CoreV1Api, custom: client.CustomObjectsApi, pods_cache: Cache,
              nodes_cache: Cache) -> list[str]:
