@@ -3,7 +3,7 @@ reads it back: a Workflow's Jobs' rows encoded into shard ConfigMaps, each Job's
 Shared by the unit tests (tests/unit/driver) and the live one (tests/integration/test_results_bundle.py)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ansible_collections.cre.certification.plugins.module_utils.driver import evidence_store
@@ -41,7 +41,7 @@ def seed(workflow: Obj, by_job: dict[str, list[Row]], attempt: int = 1, final: b
     from, as the certification writes them."""
     out, name = Seeded(), workflow["metadata"]["name"]
     for job in sorted(by_job, key=natural):
-        rows = sorted_rows([replace(r, workflow=name, iteration=0, job=job, attempt=attempt) for r in by_job[job]])
+        rows = sorted_rows([r._replace(workflow=name, iteration=0, job=job, attempt=attempt) for r in by_job[job]])
         encoded = shards.encode(rows)
         out.seals[job] = shards.seal(attempt, encoded, (partial or {}).get(job))
         for k, shard in enumerate(encoded.shards, 1):

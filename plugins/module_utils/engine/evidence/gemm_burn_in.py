@@ -29,8 +29,8 @@ TEST = "gemm"
 _NUMBER = r"\d+(?:\.\d+)?"
 _TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z"
 # NVML's clock event (throttle) reasons as the harness names them (nvmlClocksEventReason*, docs table).
-THROTTLE = ("applications_clocks", "display_clocks", "gpu_idle", "hw_power_brake", "hw_slowdown", "hw_thermal",
-            "sw_power_cap", "sw_thermal", "sync_boost")
+THROTTLE = frozenset(("applications_clocks", "display_clocks", "gpu_idle", "hw_power_brake", "hw_slowdown",
+                      "hw_thermal", "sw_power_cap", "sw_thermal", "sync_boost"))
 FAULTS = frozenset(("hw_slowdown", "hw_thermal", "hw_power_brake"))   # a software power cap alone is no fault
 BEGIN = (("gpus", r"[1-9]\d*"), ("dtype", r"bf16|fp16|fp8|tf32"), ("m", r"[1-9]\d*"), ("n", r"[1-9]\d*"),
          ("k", r"[1-9]\d*"), ("window_s", _NUMBER), ("warmup_s", _NUMBER))
@@ -109,22 +109,24 @@ class GemmReader:
         return None
 
     def _row(self, match: re.Match[str], rest: str) -> Row | None:
-        window, gpu, uuid = int(match[1]), int(match[3]), match[4]
-        problem = self._out_of_place(window, gpu, uuid)
-        if problem:
-            return self._refuse(problem)
-        reasons = match[10].split(",")
-        unknown = [r for r in reasons if r not in THROTTLE and r != "none"]
-        if unknown or ("none" in reasons and len(reasons) > 1):
-            return self._refuse(f"throttle={match[10]!r} names no NVML reason ({', '.join(THROTTLE)} or none)")
+        w, stamp, g, uuid, tflops, throttle, xid, check = match.group(1, 2, 3, 4, 5, 10, 11, 12)
+        window, gpu = int(w), int(g)
+        # The common line, a GPU already known in the window being read, skips the checks that cannot fail on it.
+        if self.ended is not None or window != self._window or gpu in self._seen or self._uuids.get(gpu) != uuid:
+            problem = self._out_of_place(window, gpu, uuid)
+            if problem:
+                return self._refuse(problem)
+        reasons = throttle.split(",")
+        if throttle != "none" and ("none" in reasons or not THROTTLE.issuperset(reasons)):
+            return self._refuse(f"throttle={throttle!r} names no NVML reason ({', '.join(sorted(THROTTLE))} or none)")
         if window != self._window:
             self._close_window()
             self._window, self.windows = window, self.windows + 1
         self._seen.add(gpu)
         self._uuids.setdefault(gpu, uuid)
-        bad = match[12] == "wrong" or match[11] != "none" or not FAULTS.isdisjoint(reasons)
-        return Row(self.node, "gpu", gpu, uuid, TEST, "tflops", float(match[5]), "TFLOPS", "fail" if bad else "pass",
-                   rest[match.start(6) - len("sm_mhz="):], window, match[2])
+        bad = check == "wrong" or xid != "none" or not FAULTS.isdisjoint(reasons)
+        return Row(self.node, "gpu", gpu, uuid, TEST, "tflops", float(tflops), "TFLOPS", "fail" if bad else "pass",
+                   rest[match.start(6) - len("sm_mhz="):], window, stamp)
 
     def _out_of_place(self, window: int, gpu: int, uuid: str) -> str:
         if self.ended is not None:

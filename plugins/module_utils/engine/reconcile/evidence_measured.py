@@ -147,10 +147,9 @@ def _rows(target: Target, job: Obj, log: str) -> tuple[list[Row], str | None]:
     return training_rows.rows(log, job=job, node=target.node, group=group(job), profile=profile)
 
 
-def labelled(rows: Iterator[Row], labels: Labels) -> Iterator[Row | Obj]:
+def labelled(rows: Iterator[Row], labels: Labels) -> Iterator[Row]:
     """`rows` with the cluster path's labels (workflow, iteration, job, attempt) where they have none, one by one as
-    they are encoded (as the shard's data, which a Row's copy would be made into anyway): a second list of a long
-    run's rows is never held."""
-    extra = {"workflow": labels.workflow, "iteration": labels.iteration, "job": labels.job, "attempt": labels.attempt}
+    they are encoded: a second list of a long run's rows is never held."""
     for row in rows:
-        yield row if row.job is not None else {**row.to_dict(), **extra}
+        yield row if row.job is not None else row._replace(workflow=labels.workflow, iteration=labels.iteration,
+                                                           job=labels.job, attempt=labels.attempt)

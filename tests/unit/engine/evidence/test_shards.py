@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 import random
 import zlib
 
@@ -91,3 +92,31 @@ def test_a_line_s_component_is_read_without_parsing_it_even_when_a_string_mimics
     assert shards.component_of(b'{"node":"n"}\n') is None
     data = shards.encode([tricky, *_rows(3000)]).shards[0].data
     assert b"".join(shards.blocks(data)) == gzip.decompress(data)
+
+
+@pytest.mark.parametrize(("detail", "count"), [("noise", 3_000), ("same", 60_000)])
+def test_shards_fill_to_768_kib_and_stay_under_the_limit_whatever_deflate_holds_back(detail: str, count: int) -> None:
+    # Noise barely compresses (deflate emits as it goes); one line again and again compresses 100-fold (deflate
+    # holds a whole block back): either way every shard but the last passes 768 KiB and none passes 1 MiB.
+    rnd = random.Random(3)
+    same = rnd.randbytes(1000).hex()
+    rows = [Row("n1", "gpu", i % 8, None, "gemm", "tflops", 600.5, "TFLOPS", "pass",
+                rnd.randbytes(1000).hex() if detail == "noise" else same, sample=i) for i in range(count)]
+    encoded = shards.encode(rows)
+    assert len(encoded.shards) >= 2 and encoded.rows == count
+    assert all(len(s.data) <= shards.CONFIGMAP_BYTES for s in encoded.shards)
+    assert all(len(s.data) >= shards.SHARD_BYTES for s in encoded.shards[:-1])
+
+
+@pytest.mark.parametrize("value", [None, 0, -3, 10**30, 1.0, 0.1, -2.5e-308, 1e300, float("nan"), float("inf"),
+                                   float("-inf"), True, False, "", "50%", 'q"uo\\te\n\t\x01', "naïve ∑ 🚀"])
+def test_a_line_is_what_json_dumps_writes_for_every_kind_of_value(value: object) -> None:
+    # The encoder writes a row's fixed fields once and its sample's fields per row: byte for byte json.dumps.
+    encode = shards.LineEncoder()
+    for row in (Row("n%1", "gpu", 0, None, "t", "m", value, "%s", "pass", "d", sample=1, job="j"),
+                Row("n%1", "gpu", 0, None, "t", "m", 1.5, "%s", "pass", value if isinstance(value, str) else "x",
+                    sample=2, time=value if isinstance(value, str) else None, job="j"),
+                Row("n", "link", None, "GPU-1", None, "state", "down", None, "fail", "", iteration=value if isinstance(
+                    value, int) else None, attempt=2)):
+        expected = json.dumps(row.to_dict(), separators=(",", ":"), ensure_ascii=False) + "\n"
+        assert encode(row) == expected.encode() == shards.line(row)
