@@ -3,13 +3,13 @@
 Run from the repo root: `.venv/bin/python bench/evidence.py [--nodes 1000] [--seconds 1800] [--gpus 8]`. The
 default is issue 40's scale: 1,000 nodes x 8 GPUs x one window a second x 30 minutes = 14.4 M rows.
 
-- **ours** (a child process of its own, so its peak RSS is its own): per node, the GEMM burn-in harness's lines
-  (docs/gemm-burn-in-output.md) generated lazily, one 1 s window after another, read line by line by the strict
-  parser (engine/evidence/gemm_burn_in.py) into rows; the node's rows put in the fixed order (one node's rows at
-  most are held: 14,400 at the default) and streamed through `shards.ShardWriter`, each shard written to a file as
-  the cluster would hold it in a ConfigMap. Then the bundle's `components/gpu.ndjson`: every shard in order,
-  decompressed and decoded (`shards.decode`), each row written again as its NDJSON line, to `<path>.tmp`, fsynced,
-  renamed. (driver/bundle.py's `write_bundle` does this once it is on main: the bench is to call it then.)
+- **ours** (a child process of its own, so its peak RSS is its own): per node, the GEMM burn-in harness's log
+  (docs/gemm-burn-in-output.md), one 1 s window after another, made before the clock starts for that node (the
+  cluster prints it: its making is not ours), read as the certification reads it (`gemm_burn_in.read_lines`: the
+  strict parser, the rows in the fixed order; one node's rows at most are held, 14,400 at the default) and encoded
+  (`shards.encode`), each shard written to a file as the cluster would hold it in a ConfigMap. Then the bundle
+  (`bundle.write_bundle`, as certification_results writes it): every shard in order, its lines split by component
+  into `components/gpu.ndjson.tmp`, fsynced, renamed, and the manifest.
 - **floor** (another child process): `gzip.GzipFile` with its defaults (level 9) over the same NDJSON bytes, read
   from the bundle's file in 1 MiB blocks and compressed into a sink that only counts: what the standard library
   needs to turn those bytes into gzip at all.
@@ -39,9 +39,8 @@ from ansible_collections.cre.certification.plugins.module_utils.driver import bu
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence import shards  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.gemm_burn_in import (  # noqa: E402
     MARKER,
-    GemmReader,
+    read_lines,
 )
-from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.rows import sort_key  # noqa: E402
 
 RSS_TARGET_MB = 300
 RATIO_TARGET = 2.0
@@ -72,17 +71,17 @@ def ours(nodes: int, seconds: int, gpus: int, out: Path) -> dict:
     rows = partial = 0
     names: list[str] = []
     read_seconds = 0.0
+    made = 0.0
     for node in range(nodes):
         begun = time.perf_counter()
-        reader = GemmReader(f"node-{node:04d}")
-        node_rows = [row for row in map(reader.read, harness_lines(node, seconds, gpus)) if row is not None]
-        partial += reader.finish() is not None
-        node_rows.sort(key=sort_key)
+        log = "\n".join(harness_lines(node, seconds, gpus))   # what the cluster printed: its making is not ours
+        made += time.perf_counter() - begun
+        begun = time.perf_counter()
+        node_rows, why = read_lines(log.splitlines(), f"node-{node:04d}")
+        partial += why is not None
         read_seconds += time.perf_counter() - begun
-        writer = shards.ShardWriter()
-        done = [shard for row in node_rows for shard in writer.add(row)] + writer.close()
-        for k, shard in enumerate(done, 1):
-            name = f"{shards.shard_name(reader.node, 1, k)}.gz"
+        for k, shard in enumerate(shards.encode(node_rows).shards, 1):
+            name = f"{shards.shard_name(f'node-{node:04d}', 1, k)}.gz"
             (shard_dir / name).write_bytes(shard.data)
             names.append(name)
         rows += len(node_rows)
@@ -95,7 +94,8 @@ def ours(nodes: int, seconds: int, gpus: int, out: Path) -> dict:
     end = time.perf_counter()
     return {"rows": rows, "written": written, "partial": partial, "shards": len(names),
             "shard_bytes": sum((shard_dir / n).stat().st_size for n in names), "ndjson_bytes": target.stat().st_size,
-            "seconds": end - start, "read_seconds": read_seconds, "shard_seconds": sharded - start - read_seconds,
+            "seconds": end - start - made, "read_seconds": read_seconds,
+            "shard_seconds": sharded - start - made - read_seconds, "made_seconds": made,
             "bundle_seconds": end - sharded, "maxrss_mb": _maxrss_mb()}
 
 

