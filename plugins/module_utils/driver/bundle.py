@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator
+from contextlib import closing
 from itertools import groupby
 from pathlib import Path
 from typing import IO, Any
@@ -25,6 +26,7 @@ from ..engine.evidence import shards as shard_format
 from ..engine.evidence.rows import COMPONENTS, row_schema
 from ..kube.rest import Kube
 from . import evidence_store
+from .ahead import ahead
 from .errors import DriverError
 from .evidence_store import WorkflowEvidence
 
@@ -39,6 +41,7 @@ SNAPSHOTS_DIR = "snapshots"
 # spells it in the schema's field order.
 SNAPSHOT_ROW = b'"test":"configuration","metric":"snapshot",'
 TOTALS = ("rows", "shards")  # what the shards read must match in the seals' totals
+DEPTH = 2  # blocks unzipped ahead of the one written (a block: what 64 KiB of gzip holds, some MiB)
 
 Obj = dict[str, Any]
 
@@ -110,9 +113,10 @@ def _components(directory: Path, shards: Iterable[bytes], snapshots: dict[str, b
     files: dict[str, _Written] = {}
     count_shards, count_rows = 0, dict[str, int]()
     try:
-        for data in shards:
-            count_shards += 1
-            for block in shard_format.blocks(data):
+        # The next blocks are fetched and unzipped by a thread while this one is written: zlib, hashlib and file
+        # writes let go of the GIL, so the two overlap.
+        with closing(ahead(_unzipped(shards), DEPTH)) as blocks:
+            for count_shards, block in blocks:
                 for component, run, count in _runs(block):
                     if component not in COMPONENTS:  # it names a file: only the schema's components
                         raise BundleRefused(f"a row of shard {count_shards} has component {component!r}, not one of "
@@ -131,6 +135,18 @@ def _components(directory: Path, shards: Iterable[bytes], snapshots: dict[str, b
             written.discard()
         raise
     return files, count_shards, count_rows
+
+
+def _unzipped(shards: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
+    """Each shard's NDJSON in blocks of whole lines, with the shard's number (1-based); a shard of no line as one
+    empty block, so that every shard read is counted."""
+    for k, data in enumerate(shards, 1):
+        empty = True
+        for block in shard_format.blocks(data):
+            empty = False
+            yield k, block
+        if empty:
+            yield k, b""
 
 
 def _runs(block: bytes) -> Iterator[tuple[str | None, bytes, int]]:

@@ -39,6 +39,7 @@ WINDOW = (("w", r"\d+"), ("time", _TIME), ("gpu", r"\d+"), ("uuid", r"GPU-[0-9a-
           ("throttle", r"none|[a-z_]+(?:,[a-z_]+)*"), ("xid", r"none|\d+(?:,\d+)*"), ("check", r"ok|wrong"))
 END = (("windows", r"\d+"),)
 RECORDS = {"begin": BEGIN, "window": WINDOW, "end": END}
+_TUPLE = tuple.__new__
 _STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) ", re.ASCII)
 
 
@@ -138,8 +139,9 @@ class GemmReader:
         self._seen.add(gpu)
         if gpu not in self._uuids:   # a refused line's UUID is no GPU's
             self._uuids[gpu] = uuid
-        return Row(self.node, "gpu", gpu, uuid, TEST, "tflops", float(tflops), "TFLOPS", "fail" if bad else "pass",
-                   detail, window, stamp)
+        # A Row made as the tuple it is, all 16 fields given: a third cheaper than its __new__, millions of times.
+        return _TUPLE(Row, (self.node, "gpu", gpu, uuid, TEST, "tflops", float(tflops), "TFLOPS",
+                            "fail" if bad else "pass", detail, window, stamp, None, None, None, None))
 
     def _out_of_place(self, window: int, gpu: int, uuid: str) -> str:
         if self.ended is not None:
