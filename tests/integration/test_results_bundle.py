@@ -9,6 +9,7 @@ the ConfigMaps have no owner (a Workflow that does not exist would have the garb
 from __future__ import annotations
 
 import copy
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +38,10 @@ def _create(kube: Kube, cm: Obj) -> None:
 def test_shards_in_the_cluster_make_a_bundle_that_bundle_read_checks(sim, namespace: str, tmp_path: Path) -> None:
     kube = Kube(sim.api)
     workflow = {"metadata": {"name": "dcgm-l2", "namespace": namespace, "uid": "0"}}
-    # Enough rows for several shards in one Job: the order across shards and Jobs is what the bundle keeps.
-    many = [Row(f"node-{n:02d}", "gpu", g, None, "memory", "result", "Pass", None, "pass", "x" * 200, sample=s)
+    # Enough rows for several shards in one Job: the order across shards and Jobs is what the bundle keeps. Each
+    # detail differs (a digest), as a tool's messages do: repeated text would compress into one shard.
+    many = [Row(f"node-{n:02d}", "gpu", g, None, "memory", "result", "Pass", None, "pass",
+                hashlib.sha256(f"{n}/{g}/{s}".encode()).hexdigest(), sample=s)
             for n in range(2) for g in range(8) for s in range(2500)]
     seeded = seed(workflow, {"dcgm-l2-group-1": dcgm_rows("node-07", failing_gpu=3),
                              "dcgm-l2-group-0": many, "dcgm-l2-group-10": dcgm_rows("node-10")})
