@@ -31,6 +31,7 @@ from ..engine.reconcile import ownership
 from ..kube.errors import Unreachable
 from ..kube.rest import Kube
 from .errors import Abandoned
+from .pruned_status import refuse_pruned
 
 Record = Callable[[dict[str, Any]], None]
 # Parallel writes of one batch; below the kubernetes client's connection pool (5 per CPU, at least 10 on 2).
@@ -141,10 +142,14 @@ def _issue(kube: Kube, batch: list[Action], record: Record | None) -> list[ApiEx
 
 
 def _attempt(kube: Kube, action: Action, record: Record | None = None) -> ApiException | None:
+    """The action's ApiException (None when it succeeded). A status write whose answer lacks a field of ours stops the
+    run (DriverError): the installed CRD prunes it, and every later pass would only write it again (pruned_status)."""
     try:
         answer = _execute(kube, action)
         if record and isinstance(answer, dict) and answer.get("metadata") and not isinstance(action, (Delete, Event)):
             record(answer)
+        if isinstance(action, UpdateStatus):
+            refuse_pruned(action.obj, answer)
     except ApiException as exc:
         return exc
     except Unreachable:
