@@ -144,7 +144,7 @@ def judge_text(log: str, options: GemmOptions) -> dict[str, Any]:
     """One node's harness log judged (dcgm_verdict.judge's shape, with `partial`). UnreadableOutput when the log
     holds no harness record at all."""
     reader = GemmReader(options.node)
-    read = [row for row in map(reader.read, log.splitlines()) if row is not None]
+    read = reader.read_all(log.splitlines())
     partial = reader.finish()
     if not read and not reader.begun and reader.ended is None:
         why = f" ({reader.first_refused})" if reader.refused else ""

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..api.objects import controller_reference
 from ..api.vocabulary import API_VERSION, WORKFLOW
+from .one_behind import OneBehind
 from .rows import FIELDS, Row
 
 SHARD_BYTES = 768 * 1024
@@ -78,8 +79,11 @@ _STR = json.encoder.encode_basestring   # C where the interpreter has it: ensure
 # samples, so their JSON is made once per LineEncoder.
 _VALUE, _DETAIL, _SAMPLE, _TIME = (FIELDS.index(name) for name in ("value", "detail", "sample", "time"))
 _FIXED_FIELDS = itemgetter(*(n for n in range(len(FIELDS)) if n not in (_VALUE, _DETAIL, _SAMPLE, _TIME)))
+_SAMPLE_FIELDS = itemgetter(_VALUE, _DETAIL, _SAMPLE, _TIME)
 _CACHED = 4096   # distinct fixed parts a LineEncoder keeps (a Job's rows have a few hundred)
-BATCH_BYTES = 64 * 1024   # lines handed to deflate at once: one call per batch, not one per row
+# Lines handed to deflate at once: one call (and one hand-over to its thread) per batch, not one per row. At
+# 128 KiB the bound below still lets a shard fill to SHARD_BYTES; larger batches would cut shards short of it.
+BATCH_BYTES = 128 * 1024
 
 
 def _json(value: Any) -> str:
@@ -116,21 +120,33 @@ class LineEncoder:
         self._parts = ("", "", "")
 
     def __call__(self, row: Row | Obj) -> bytes:
-        if not isinstance(row, Row):
-            return (_ENCODE(row) + "\n").encode()
-        key = _FIXED_FIELDS(row)
-        if key != self._key:
-            parts = self._fixed.get(key)
-            if parts is None:
-                if len(self._fixed) >= _CACHED:
-                    self._fixed.clear()
-                parts = self._fixed[key] = _fixed(row)
-            self._key, self._parts = key, parts
-        head, middle, tail = self._parts
-        detail, sample, stamp = row[_DETAIL], row[_SAMPLE], row[_TIME]
-        return (f'{head}{_json(row[_VALUE])}{middle}{_STR(detail) if detail.__class__ is str else _json(detail)},'
-                f'"sample":{sample if sample.__class__ is int else _json(sample)},'
-                f'"time":{_STR(stamp) if stamp.__class__ is str else _json(stamp)}{tail}').encode()
+        return next(self.each((row,)))
+
+    def each(self, rows: Iterable[Row | Obj]) -> Iterator[bytes]:
+        """The line of each row, in order (a generator: its state in locals, not looked up per row)."""
+        key, parts = self._key, self._parts
+        for row in rows:
+            if row.__class__ is not Row:
+                yield (_ENCODE(row) + "\n").encode()
+                continue
+            fixed = _FIXED_FIELDS(row)
+            if fixed != key:
+                key, parts = fixed, self._parts_of(fixed, row)
+                self._key, self._parts = key, parts
+            head, middle, tail = parts
+            value, detail, sample, stamp = _SAMPLE_FIELDS(row)
+            yield (f'{head}{float.__repr__(value) if value.__class__ is float and value - value == 0 else _json(value)}'
+                   f'{middle}{_STR(detail) if detail.__class__ is str else _json(detail)},'
+                   f'"sample":{sample if sample.__class__ is int else _json(sample)},'
+                   f'"time":{_STR(stamp) if stamp.__class__ is str else _json(stamp)}{tail}').encode()
+
+    def _parts_of(self, fixed: tuple[Any, ...], row: Row) -> tuple[str, str, str]:
+        parts = self._fixed.get(fixed)
+        if parts is None:
+            if len(self._fixed) >= _CACHED:
+                self._fixed.clear()
+            parts = self._fixed[fixed] = _fixed(row)
+        return parts
 
 
 def line(row: Row | Obj) -> bytes:
@@ -150,14 +166,20 @@ def _compressed_size(data: bytes) -> int:
 
 
 class ShardWriter:
-    """Rows in, finished shards out, holding one shard at most: `add` returns the shards a row completed,
-    `close` the last one. Lines go to deflate in batches of BATCH_BYTES, and the limits are checked per batch."""
+    """Rows in, finished shards out, holding one shard at most: `add_all` returns the shards rows completed,
+    `close` the last one (or `stop`, given up on: either stops the deflating thread). Lines go to deflate in batches of
+    BATCH_BYTES, and the limits are checked per batch.
+
+    Deflate runs one batch behind, on a thread of its own (OneBehind): zlib lets go of the GIL while it compresses,
+    so the next batch's lines are encoded meanwhile; a burn-in's rows are encoded a quarter faster. The calls and
+    their order are one thread's, so are the bytes, and each limit is checked on the bytes every batch before made."""
 
     def __init__(self) -> None:
         self.truncated: list[Obj] = []
         self._line = LineEncoder()
         self._batch: list[bytes] = []
         self._batch_bytes = 0
+        self._deflate = OneBehind("deflate")
         self._reset()
 
     def _reset(self) -> None:
@@ -167,39 +189,57 @@ class ShardWriter:
         self._fed = 0   # raw bytes fed into this shard
         self._rows = 0
 
-    def add(self, row: Row | Obj) -> list[Shard]:
-        data = self._line(row)
-        if len(data) > ROW_BYTES and (size := _compressed_size(data)) > ROW_BYTES:
-            self.truncated.append(_truncated(row, size))
-            return []
-        self._batch.append(data)
-        self._batch_bytes += len(data)
-        return self._feed() if self._batch_bytes >= BATCH_BYTES else []
+    def add_all(self, rows: Iterable[Row | Obj]) -> list[Shard]:
+        """The rows in; the shards they completed."""
+        done: list[Shard] = []
+        batch, size = self._batch, self._batch_bytes
+        for data in self._line.each(rows):
+            if len(data) > ROW_BYTES and (compressed := _compressed_size(data)) > ROW_BYTES:
+                self.truncated.append(_truncated(json.loads(data), compressed))   # the row, as its line holds it
+                continue
+            batch.append(data)
+            size += len(data)
+            if size >= BATCH_BYTES:
+                self._batch_bytes = size
+                done += self._feed()
+                batch, size = self._batch, 0
+        self._batch_bytes = size
+        return done
 
     def _feed(self) -> list[Shard]:
-        """The batch into the shard: a new shard first when the batch could push this one past CONFIGMAP_BYTES;
-        the shard finished once its compressed bytes pass SHARD_BYTES."""
+        """The batch into the shard, after the batch before (`_taken`): a new shard first when this batch could
+        push the shard past CONFIGMAP_BYTES."""
         data, rows = b"".join(self._batch), len(self._batch)
         self._batch, self._batch_bytes = [], 0
-        bound = len(data) + _OVERHEAD
-        done = []
+        done = self._taken()
         held = min(self._fed + _OVERHEAD, _HELD)
-        if self._rows and self._emitted + held + bound > CONFIGMAP_BYTES - _OVERHEAD:
+        if self._rows and self._emitted + held + len(data) + _OVERHEAD > CONFIGMAP_BYTES - _OVERHEAD:
             done.append(self._finish())
-        out = self._zip.compress(data)
+        self._deflate.put(self._zip.compress, data)
         self._rows += rows
         self._fed += len(data)
+        return done
+
+    def _taken(self) -> list[Shard]:
+        """The batch being deflated taken into the shard; the shard finished once it passes SHARD_BYTES."""
+        out = self._deflate.take()
         if out:
             self._parts.append(out)
             self._emitted += len(out)
-        if self._emitted >= SHARD_BYTES:
-            done.append(self._finish())
-        return done
+        return [self._finish()] if self._emitted >= SHARD_BYTES else []
 
     def close(self) -> list[Shard]:
         """The last shards; none when no row is waiting (an empty attempt has no shard)."""
-        done = self._feed() if self._batch else []
-        return done + [self._finish()] if self._rows else done
+        try:
+            done = self._feed() if self._batch else []
+            done += self._taken()
+            return done + [self._finish()] if self._rows else done
+        finally:
+            self.stop()
+
+    def stop(self) -> None:
+        """Stop the deflating thread (a writer given up on: an error on the way)."""
+        self._deflate.close()
 
     def _finish(self) -> Shard:
         data = b"".join([*self._parts, self._zip.flush()])
@@ -211,19 +251,19 @@ class ShardWriter:
 def encode(rows: Iterable[Row | Obj]) -> Encoded:
     """Every shard of `rows` (in the fixed order already: the caller sorts)."""
     writer, out = ShardWriter(), Encoded()
-    for row in rows:
-        for shard in writer.add(row):
-            out.shards.append(shard)
-    out.shards += writer.close()
+    try:
+        out.shards += writer.add_all(rows)
+        out.shards += writer.close()
+    finally:
+        writer.stop()
     out.rows = sum(s.rows for s in out.shards)
     out.truncated = writer.truncated
     return out
 
 
-def _truncated(row: Row | Obj, size: int) -> Obj:
-    data = row.to_dict() if isinstance(row, Row) else row
+def _truncated(row: Obj, size: int) -> Obj:
     keys = ("node", "component", "index", "test", "metric", "sample", "workflow", "iteration", "job", "attempt")
-    return {**{k: data.get(k) for k in keys}, "compressedBytes": size,
+    return {**{k: row.get(k) for k in keys}, "compressedBytes": size,
             "reason": f"row over {ROW_BYTES // 1024} KiB compressed"}
 
 

@@ -2,10 +2,12 @@
 line it cannot read refused and counted, every row lost a partial read."""
 from __future__ import annotations
 
+import random
+
 import jsonschema
 import pytest
 
-from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.gemm_burn_in import rows
+from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.gemm_burn_in import GemmReader, rows
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.rows import Row, row_schema, sorted_rows
 
 BEGIN = "gemm-burn-in/1 begin gpus=2 dtype=bf16 m=8192 n=8192 k=8192 window_s=30 warmup_s=60"
@@ -113,3 +115,52 @@ def test_rows_lost_make_a_partial_read_never_zero(lines: list[str], partial: str
 
 def test_a_marker_inside_another_line_is_not_the_harness() -> None:
     assert read(["echo " + window(0, 0)]) == ([], None)
+
+
+def mutated(seed: int) -> list[str]:
+    """A run of 4 windows of 3 GPUs with a few of the faults a log meets: lines lost, repeated, swapped, a GPU's
+    UUID changed, clock events (a fault, a software cap, a name NVML lacks), XIDs, a wrong result, the kubelet's
+    timestamp, a foreign line, an end too early."""
+    rnd = random.Random(seed)
+    lines = [BEGIN.replace("gpus=2", "gpus=3")] + [window(w, g) for w in range(4) for g in range(3)] + [END.format(n=4)]
+    for _edit in range(rnd.randint(1, 4)):
+        at = rnd.randrange(len(lines))
+        edit = rnd.choice(("drop", "repeat", "swap", "uuid", "throttle", "xid", "wrong", "stamp", "foreign", "end",
+                           "crlf"))
+        if edit == "drop":
+            del lines[at]
+        elif edit == "repeat":
+            lines.insert(at, lines[at])
+        elif edit == "swap" and at + 1 < len(lines):
+            lines[at], lines[at + 1] = lines[at + 1], lines[at]
+        elif edit == "uuid":
+            lines[at] = lines[at].replace("aa tflops", "bb tflops")
+        elif edit == "throttle":
+            lines[at] = lines[at].replace("throttle=none", rnd.choice(("throttle=hw_slowdown", "throttle=sw_power_cap",
+                                                                      "throttle=overheat", "throttle=none,sw_thermal")))
+        elif edit == "xid":
+            lines[at] = lines[at].replace("xid=none", rnd.choice(("xid=79", "xid=48,63", "xid=none,79")))
+        elif edit == "wrong":
+            lines[at] = lines[at].replace("check=ok", "check=wrong")
+        elif edit == "stamp":   # the kubelet's timestamp before the line
+            lines[at] = "2026-03-02T10:00:00.123456789Z " + lines[at]
+        elif edit == "foreign":
+            lines.insert(at, "NCCL INFO something else")
+        elif edit == "end":
+            lines.insert(at, END.format(n=1))
+        else:
+            lines[at] += "\r"
+    return lines
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_a_log_read_whole_gives_what_it_gives_line_by_line(seed: int) -> None:
+    # read_all makes the common line without a call; it must leave every row, refusal and count as read does.
+    lines = mutated(seed)
+    whole, by_line = GemmReader("node-3"), GemmReader("node-3")
+    rows_whole = whole.read_all(lines)
+    rows_by_line = [row for line in lines for row in by_line.read_all([line])]
+    assert rows_whole == rows_by_line
+    assert whole.finish() == by_line.finish()
+    assert (whole.refused, whole.first_refused, whole.windows, whole.short, whole.ended) == \
+        (by_line.refused, by_line.first_refused, by_line.windows, by_line.short, by_line.ended)

@@ -5,6 +5,7 @@ import gzip
 import hashlib
 import json
 import random
+import threading
 import zlib
 
 import pytest
@@ -120,3 +121,22 @@ def test_a_line_is_what_json_dumps_writes_for_every_kind_of_value(value: object)
                     value, int) else None, attempt=2)):
         expected = json.dumps(row.to_dict(), separators=(",", ":"), ensure_ascii=False) + "\n"
         assert encode(row) == expected.encode() == shards.line(row)
+
+
+def test_the_deflating_thread_changes_no_byte_and_is_gone_after_encode() -> None:
+    # Deflate runs one batch behind on a thread of its own: the shard is still the one-thread stream of its lines.
+    rows = _rows(20_000)
+    encoded = shards.encode(rows)
+    [shard] = encoded.shards
+    lines = b"".join(shards.line(r) for r in rows)
+    zipper = zlib.compressobj(shards.LEVEL, zlib.DEFLATED, 31, shards.MEM_LEVEL, zlib.Z_FILTERED)
+    assert len(lines) > 4 * shards.BATCH_BYTES   # several batches handed over
+    assert shard.data == zipper.compress(lines) + zipper.flush()
+    assert not [t for t in threading.enumerate() if t.name.startswith("deflate")]
+
+
+def test_a_row_that_fails_on_the_way_stops_the_deflating_thread_too() -> None:
+    unwritable = {"node": "n1", "value": object()}   # no JSON for it
+    with pytest.raises(TypeError):
+        shards.encode([*_rows(5_000), unwritable])
+    assert not [t for t in threading.enumerate() if t.name.startswith("deflate")]
