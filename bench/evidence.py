@@ -5,7 +5,7 @@ default is issue 40's scale: 1,000 nodes x 8 GPUs x one window a second x 30 min
 
 - **ours** (a child process of its own, so its peak RSS is its own): per node, the GEMM burn-in harness's log
   (docs/gemm-burn-in-output.md), one 1 s window after another, made before the clock starts for that node (the
-  cluster prints it: its making is not ours), read as the certification reads it (`gemm_burn_in.read_lines`: the
+  cluster prints it: its making is not ours), read as the certification reads it (`gemm_burn_in.read_log`: the
   strict parser, the rows in the fixed order; one node's rows at most are held, 14,400 at the default) and encoded
   (`shards.encode`), each shard written to a file as the cluster would hold it in a ConfigMap. Then the bundle
   (`bundle.write_bundle`, as certification_results writes it): every shard in order, its lines split by component
@@ -39,7 +39,7 @@ from ansible_collections.cre.certification.plugins.module_utils.driver import bu
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence import shards  # noqa: E402
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.gemm_burn_in import (  # noqa: E402
     MARKER,
-    read_lines,
+    read_log,
 )
 
 RSS_TARGET_MB = 300
@@ -77,7 +77,7 @@ def ours(nodes: int, seconds: int, gpus: int, out: Path) -> dict:
         log = "\n".join(harness_lines(node, seconds, gpus))   # what the cluster printed: its making is not ours
         made += time.perf_counter() - begun
         begun = time.perf_counter()
-        node_rows, why = read_lines(log.splitlines(), f"node-{node:04d}")
+        node_rows, why = read_log(log, f"node-{node:04d}")
         partial += why is not None
         read_seconds += time.perf_counter() - begun
         for k, shard in enumerate(shards.encode(node_rows).shards, 1):

@@ -18,7 +18,7 @@ the series (warm-up, the floors, the node median, degradation) is issue 41's ver
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,7 @@ WINDOW = (("w", r"\d+"), ("time", _TIME), ("gpu", r"\d+"), ("uuid", r"GPU-[0-9a-
 END = (("windows", r"\d+"),)
 RECORDS = {"begin": BEGIN, "window": WINDOW, "end": END}
 _TUPLE = tuple.__new__
+_PIECE = 1 << 16   # characters of a log split into lines at a time (lines_of)
 _STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) ", re.ASCII)
 
 
@@ -244,6 +245,23 @@ class GemmReader:
         return "; ".join(out) or None
 
 
+def lines_of(text: str) -> Iterator[str]:
+    """`text.splitlines()`, one piece of text at a time: a node's log is megabytes, and its lines all made at once
+    are megabytes more of fresh memory to fault in, node after node. Cut after a newline, no line boundary
+    (not even a CR LF) is split, so the lines are splitlines' own."""
+    start, size = 0, len(text)
+    while start < size:
+        cut = text.find("\n", start + _PIECE)
+        end = size if cut < 0 else cut + 1
+        yield from text[start:end].splitlines()
+        start = end
+
+
+def read_log(log: str, node: str) -> tuple[list[Row], str | None]:
+    """Every row of one node's harness log, in the fixed order, and why the read is partial."""
+    return read_lines(lines_of(log), node)
+
+
 def read_lines(lines: Iterable[str], node: str) -> tuple[list[Row], str | None]:
     """Every row of one node's harness lines, in the fixed order, and why the read is partial."""
     reader = GemmReader(node)
@@ -255,4 +273,4 @@ def rows(log: str, *, job: dict[str, Any], node: str, group: str) -> tuple[list[
     """The rows of one node's harness log (the signature of nccl_rows.rows; the rows' node is `node`: each GPU is
     the node's, whatever its group)."""
     del job, group  # the signature every row source shares (sources.py)
-    return read_lines(log.splitlines(), node)
+    return read_log(log, node)

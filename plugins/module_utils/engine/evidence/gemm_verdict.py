@@ -26,7 +26,7 @@ from statistics import median
 from typing import Any, Optional
 
 from .dcgm_results import UnreadableOutput
-from .gemm_burn_in import FAULTS, MARKER, TEST, GemmReader
+from .gemm_burn_in import FAULTS, MARKER, TEST, GemmReader, lines_of
 from .rows import RANK, Row, sorted_rows, worst
 
 SCRIPT = "gemm_burn_in.py"
@@ -144,7 +144,7 @@ def judge_text(log: str, options: GemmOptions) -> dict[str, Any]:
     """One node's harness log judged (dcgm_verdict.judge's shape, with `partial`). UnreadableOutput when the log
     holds no harness record at all."""
     reader = GemmReader(options.node)
-    read = reader.read_all(log.splitlines())
+    read = reader.read_all(lines_of(log))
     partial = reader.finish()
     if not read and not reader.begun and reader.ended is None:
         why = f" ({reader.first_refused})" if reader.refused else ""

@@ -7,6 +7,7 @@ import random
 import jsonschema
 import pytest
 
+from ansible_collections.cre.certification.plugins.module_utils.engine.evidence import gemm_burn_in
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.gemm_burn_in import GemmReader, rows
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.rows import Row, row_schema, sorted_rows
 
@@ -164,3 +165,17 @@ def test_a_log_read_whole_gives_what_it_gives_line_by_line(seed: int) -> None:
     assert whole.finish() == by_line.finish()
     assert (whole.refused, whole.first_refused, whole.windows, whole.short, whole.ended) == \
         (by_line.refused, by_line.first_refused, by_line.windows, by_line.short, by_line.ended)
+
+
+@pytest.mark.parametrize("piece", [1, 7, 1 << 16])
+@pytest.mark.parametrize("seed", range(5))
+def test_a_log_cut_into_pieces_gives_splitlines_own_lines(seed: int, piece: int,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # lines_of splits a piece at a time, cutting after a newline: every boundary splitlines knows, CR LF across the
+    # cut included, must give the same lines.
+    monkeypatch.setattr(gemm_burn_in, "_PIECE", piece)
+    rnd = random.Random(seed)
+    bits = ["x", "window w=1", "\n", "\r\n", "\r", "\n\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "é", " "]
+    text = "".join(rnd.choice(bits) for _bit in range(rnd.randint(0, 40_000)))
+    for case in (text, text + "\n", "\r\n" + text + "\r"):
+        assert list(gemm_burn_in.lines_of(case)) == case.splitlines()
