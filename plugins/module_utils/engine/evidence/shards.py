@@ -273,11 +273,13 @@ def blocks(data: bytes) -> Iterator[bytes]:
     unzip = zlib.decompressobj(31)
     rest = b""
     for start in range(0, len(data), 1 << 16):
-        rest += unzip.decompress(data[start:start + (1 << 16)])
-        cut = rest.rfind(b"\n") + 1
-        if cut:
-            yield rest[:cut]
-            rest = rest[cut:]
+        more = unzip.decompress(data[start:start + (1 << 16)])
+        cut = more.rfind(b"\n") + 1
+        if cut:   # one copy of megabytes, not two (rest + more, then its lines)
+            yield b"".join((rest, memoryview(more)[:cut]))
+            rest = more[cut:]
+        else:
+            rest += more
     rest += unzip.flush()
     if not unzip.eof:
         raise zlib.error("the gzip stream ends early")

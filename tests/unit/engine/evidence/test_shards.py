@@ -140,3 +140,10 @@ def test_a_row_that_fails_on_the_way_stops_the_deflating_thread_too() -> None:
     with pytest.raises(TypeError):
         shards.encode([*_rows(5_000), unwritable])
     assert not [t for t in threading.enumerate() if t.name.startswith("deflate")]
+
+
+def test_a_shard_of_many_blocks_streams_whole_lines_that_make_the_ndjson() -> None:
+    data = shards.encode(_rows(30_000)).shards[0].data
+    blocks = list(shards.blocks(data))
+    assert len(blocks) >= 3 and all(block.endswith(b"\n") for block in blocks)
+    assert b"".join(blocks) == gzip.decompress(data)
