@@ -23,7 +23,7 @@ REMEDY = ("install this collection's CRDs (the cre.certification.crds role, with
           "crds_take_over: true if another installer owns them) or upgrade them, then run again")
 
 
-def pruned(written: Obj, answer: Obj) -> Optional[str]:  # noqa: UP045 - pylint: older Python
+def pruned(written: Obj, answer: Obj) -> Optional[str]:  # noqa: UP045 - module_utils
     """The line that says what the server pruned of `written` (a status update) in `answer` (its reply); None
     when it kept every field this collection's CRDs add, or the object is not of one of them."""
     ours = OURS.get((written.get("apiVersion", ""), written.get("kind", "")))
