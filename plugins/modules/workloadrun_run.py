@@ -70,7 +70,9 @@ attributes:
   check_mode:
     support: full
   diff_mode:
-    support: none
+    support: full
+    details: With C(--diff), the WorkloadRun and its Workflow before the run and after it; in check mode, the
+      WorkloadRun and the Workflow the run would create.
   idempotent:
     support: partial
     details: Over a finished WorkloadRun a second run changes nothing; a run that stopped at O(timeout) goes on
@@ -95,6 +97,16 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+diff:
+  description:
+    - With C(--diff), the WorkloadRun and its Workflow where they changed (or, in check mode, would be created), as
+      Ansible shows a diff (kubernetes.core.k8s's way) - C(before) and C(after) are the object without the server's
+      bookkeeping (managedFields, resourceVersion, uid...), C({}) where it does not exist.
+  returned: diff mode
+  type: list
+  elements: dict
+  sample: [{before_header: "WorkloadRun nvcre/burn (absent)", before: {},
+            after_header: "WorkloadRun nvcre/burn", after: {kind: WorkloadRun}}]
 phase:
   description: C(Succeeded), C(Failed) or C(InProgress) (timed out).
   returned: success

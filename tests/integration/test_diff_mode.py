@@ -55,3 +55,24 @@ def test_check_diff_shows_what_would_be_created_and_diff_what_changed(
         out = playbook(tmp_path, {"cre.certification.workflow_run": again}, *flags)
         assert "--- before" not in out and "changed=0" in out, out
     client.CustomObjectsApi(sim.api).delete_namespaced_custom_object(*NVCRE, namespace, "certifications", "diff")
+
+
+def test_check_diff_and_diff_over_a_workload_run(sim, crds, namespace: str, tmp_path: Path) -> None:
+    spec = {"image": "nvcr.io/nvidia/pytorch:26.01-py3", "numNodes": 1, "orchestration": {"testScale": "intra-node"},
+            "framework": {"exec": {"command": ["/bin/sh", "-c"], "args": ["nvidia-smi"]}},
+            "target": {"nodeNames": ["gpu-node-000"]}}
+    run = {"kubeconfig": str(sim.kubeconfig), "name": "wdiff", "namespace": namespace, "spec": spec,
+           "poll_interval": 0.5, "timeout": 240}
+    planned = playbook(tmp_path, {"cre.certification.workloadrun_run": run}, "--check", "--diff")
+    assert f"--- before: WorkloadRun {namespace}/wdiff (absent)\n+++ after: WorkloadRun {namespace}/wdiff" in planned
+    assert f"--- before: Workflow {namespace}/wdiff (absent)\n+++ after: Workflow {namespace}/wdiff" in planned
+    assert "changed=1" in planned, planned
+    assert crds.list_namespaced_custom_object(*NVCRE, namespace, "workloadruns")["items"] == []  # nothing written
+
+    done = playbook(tmp_path, {"cre.certification.workloadrun_run": run}, "--diff")
+    assert f"--- before: Workflow {namespace}/wdiff (absent)" in done
+    assert '"reason": "WorkflowSucceeded",' in done, done   # the run's end, in the WorkloadRun's after
+
+    for flags in (("--diff",), ("--check", "--diff")):   # a finished run: nothing changes, nothing would
+        out = playbook(tmp_path, {"cre.certification.workloadrun_run": run}, *flags)
+        assert "--- before" not in out and "changed=0" in out, out

@@ -2,7 +2,7 @@
 category's Workflow.
 
 The rules are `engine/reconcile/certification_tier.py`; this file only reads the cluster into the tier's world,
-plans in check mode, adds the --diff and shapes the result.
+plans in check mode, names the objects its --diff shows and shapes the result.
 """
 from __future__ import annotations
 
@@ -75,23 +75,13 @@ class CertificationLoop(ParentLoop):
         return {**self.result(parent), "plan": planned.plans}
 
     def objects(self) -> dict[str, Obj | None]:
-        """The Certification (None when missing) and its Workflows, live, for --diff."""
         cert = self.kube.get(Ref.of(self.desired))
         listed = self.kube.list(API_VERSION, WORKFLOW, self.namespace,
                                 f"{LABEL_CERTIFICATION}={self.desired['metadata']['name']}")
         return {diff.key(self.desired): cert, **{diff.key(w): w for w in listed}}
 
-    def run(self) -> Obj:
-        """Drive the Certification; with --diff the result also says what changed (or would)."""
-        before = self.objects() if self.options.diff else {}
-        result = super().run()
-        if self.options.diff:
-            after = dict(before) if self.options.check_mode else self.objects()
-            if self.options.check_mode:
-                after[diff.key(self.desired)] = after.get(diff.key(self.desired)) or self.desired
-                after.update((diff.key(p["workflow"]), p["workflow"]) for p in result.get("plan") or [])
-            result["diff"] = diff.entries(before, after)
-        return result
+    def planned(self, result: Obj) -> list[Obj]:
+        return [p["workflow"] for p in result.get("plan") or []]
 
     def result(self, parent: Obj, timed_out: bool = False) -> Obj:
         return self.summary(self.observe(parent, False), timed_out)

@@ -2,7 +2,8 @@
 
 One loop for both kinds: get or create the parent, then pass after pass observe -> reconcile its tier -> execute
 the Step -> read the parent again -> conflicts -> done -> drive the child Workflow (driver/workflow.py) with the
-time left. What differs by kind (its world, its tier, its result, its check mode) is a subclass's:
+time left; Ansible's --diff around it. What differs by kind (its world, its tier, its result, its check mode,
+the objects its diff shows) is a subclass's:
 driver/certification.py, driver/workloadrun.py.
 """
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, Protocol
 from ..engine.api.actions import Ref, Step
 from ..engine.api.errors import WorkflowFailure
 from ..kube.rest import ApiException, Kube
-from . import execute
+from . import diff, execute
 from .options import RunOptions
 from .workflow import run_workflow
 
@@ -70,6 +71,14 @@ class ParentLoop(ABC):
     def check(self, parent: Obj) -> Obj:
         """Check mode: the result and what the run would write; nothing is written."""
 
+    @abstractmethod
+    def objects(self) -> dict[str, Obj | None]:
+        """The parent (None when missing) and its Workflows, live, keyed as --diff names them (diff.key)."""
+
+    @abstractmethod
+    def planned(self, result: Obj) -> list[Obj]:
+        """The Workflows a check-mode result plans to create."""
+
     def note(self, parent: Obj, line: str) -> str:
         """A tier's note as its progress line."""
         return line
@@ -93,7 +102,19 @@ class ParentLoop(ABC):
         return self.admit(live)
 
     def run(self) -> Obj:
-        """Drive the parent until its tier says done or fails, or the time is up."""
+        """Drive the parent until its tier says done or fails, or the time is up; with --diff the result also says
+        what changed (in check mode: what would, the parent and the Workflows planned)."""
+        before = self.objects() if self.options.diff else {}
+        result = self._drive()
+        if self.options.diff:
+            after = dict(before) if self.options.check_mode else self.objects()
+            if self.options.check_mode:
+                after[diff.key(self.desired)] = after.get(diff.key(self.desired)) or self.desired
+                after.update((diff.key(workflow), workflow) for workflow in self.planned(result))
+            result["diff"] = diff.entries(before, after)
+        return result
+
+    def _drive(self) -> Obj:
         options = self.options
         deadline = time.monotonic() + options.timeout
         parent = self.live()

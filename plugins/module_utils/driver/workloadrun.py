@@ -1,7 +1,7 @@
 """The WorkloadRun loop: the parent loop (driver/parent.py) over the WorkloadRun tier, driving its Workflow.
 
 The rules are `engine/reconcile/workloadrun_tier.py`; this file only reads the cluster into the tier's world,
-plans in check mode and shapes the result.
+plans in check mode, names the objects its --diff shows and shapes the result.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from ..engine.api.vocabulary import API_VERSION, WORKFLOW
 from ..engine.plan import render
 from ..engine.reconcile import workloadrun_tier as tier
 from ..kube.rest import Kube
+from . import diff
 from .options import RunOptions
 from .parent import ParentLoop
 from .preflight import preflight
@@ -47,7 +48,17 @@ class WorkloadRunLoop(ParentLoop):
         return f"{self.namespace}/{parent['metadata']['name']}: {line}"
 
     def check(self, parent: Obj) -> Obj:
-        return {**self.result(parent, False), "plan": self.plan(parent)}
+        plan = self.plan(parent)   # first: a plan to create the Workflow is a change the result must say
+        return {**self.result(parent, False), "plan": plan}
+
+    def objects(self) -> dict[str, Obj | None]:
+        run = self.kube.get(Ref.of(self.desired))
+        workflow = self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, self.desired["metadata"]["name"]))
+        return {diff.key(self.desired): run, **({diff.key(workflow): workflow} if workflow else {})}
+
+    def planned(self, result: Obj) -> list[Obj]:
+        built = (result.get("plan") or {}).get("workflow")
+        return [built] if built else []
 
     def plan(self, run: Obj) -> Obj:
         """Check mode: the Workflow the run would create and its plan over the live nodes; nothing is written."""

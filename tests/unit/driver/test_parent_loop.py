@@ -140,3 +140,35 @@ def test_an_object_made_meanwhile_is_as_good_as_created():
     assert created(kube, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": NS}})
     assert created(kube, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": NS}}) is None
     assert created(kube, namespace)
+
+
+def test_check_mode_over_a_workload_run_without_its_workflow_yet_is_a_change():
+    # The WorkloadRun exists (made by a run stopped before its first pass, or by kubectl): the plan to create its
+    # Workflow is a change, and check mode must say so.
+    kube = cluster()
+    kube.put(workloadrun_tier.desired_workload_run(WORKLOAD_RUN))
+    result = workload_run(kube, RunOptions(30, 0.05, check_mode=True))
+    assert kube.writes == 0 and result["plan"]["workflow"]["metadata"]["name"] == "burn"
+    assert result["changed"] is True
+
+
+@pytest.mark.parametrize(("run", "parent", "workflows"), [
+    (certify, "Certification nvcre/cert",
+     ["Workflow nvcre/cert-diagnostics-dcgm-level1", "Workflow nvcre/cert-diagnostics-dcgm-level2"]),
+    (workload_run, "WorkloadRun nvcre/burn", ["Workflow nvcre/burn"]),
+], ids=["certification", "workloadrun"])
+def test_diff_shows_what_a_run_would_create_then_what_it_did_then_nothing(run: Drive, parent: str,
+                                                                          workflows: list[str]):
+    kube = cluster()
+    planned = run(kube, RunOptions(30, 0.05, check_mode=True, diff=True))["diff"]
+    assert kube.writes == 0
+    assert [(e["before_header"], e["after_header"]) for e in planned] == \
+        [(f"{name} (absent)", name) for name in (parent, *workflows)]
+    assert all(e["before"] == {} and e["after"]["metadata"]["name"] for e in planned)
+
+    done = run(kube, RunOptions(30, 0.05, diff=True))["diff"]
+    assert [e["after_header"] for e in done][:2] == [parent, workflows[0]]
+    assert all(e["before"] == {} and e["after"]["status"] for e in done)   # created, and the status the run left
+
+    assert run(kube, RunOptions(30, 0.05, diff=True))["diff"] == []   # a finished run changes nothing
+    assert run(kube, RunOptions(30, 0.05, check_mode=True, diff=True))["diff"] == []
