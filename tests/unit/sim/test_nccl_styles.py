@@ -211,3 +211,25 @@ def test_socket_leaves_a_loopback_run_and_the_default_alone() -> None:
     assert largest_busbw(workload_logs.cri(lines or [], NOW, NOW)) == 480.0
     pods = group(["gpu-node-000", "gpu-node-001"])
     assert peak(pods, nodes("aws-h100", 2)) == 360.0
+
+
+@pytest.mark.parametrize("generation", ["current", "no-root"])
+@pytest.mark.parametrize("ranks", [1, 2, 8])
+@pytest.mark.parametrize("collective", ["all_reduce", "all_gather", "alltoall", "reduce_scatter", "gather", "scatter",
+                                        "broadcast", "reduce", "sendrecv", "hypercube"])
+def test_every_row_s_busbw_is_its_algbw_times_the_factor_nccl_tests_prints(collective: str, ranks: int,
+                                                                           generation: str) -> None:
+    # The tests' GetBw: 2(n-1)/n for all_reduce, 1 for broadcast, reduce, sendrecv and hypercube, (n-1)/n for the
+    # rest; on one rank the (n-1) factors are 0 and nccl-tests prints a busbw of 0.00, never the algbw.
+    expected = {"all_reduce": 2 * (ranks - 1) / ranks, "broadcast": 1.0, "reduce": 1.0, "sendrecv": 1.0,
+                "hypercube": 1.0}.get(collective, (ranks - 1) / ranks)
+    table = nccl_tables.table(generation, collective, MIB, 64 * MIB, 80.0, ranks, (collective,))
+    # Each row ends with its halves, out-of-place then in-place: time, algbw, busbw, #wrong or error (a blank redop
+    # column of an older table leaves no token to count from the front).
+    rows = [[float(row.split()[i]) for i in (-7, -6, -3, -2)] for row in table.body if not row.startswith("#")]
+    assert len(rows) == 7 and all(alg > 1 for alg, *_rest in rows)
+    for alg, bus, in_alg, in_bus in rows:
+        assert bus == pytest.approx(alg * expected, abs=0.006 + 0.005 * expected), (alg, bus)
+        assert in_bus == pytest.approx(in_alg * expected, abs=0.006 + 0.005 * expected), (in_alg, in_bus)
+    if expected == 0:
+        assert float(table.summary[1].split(":")[1]) == 0.0

@@ -34,11 +34,16 @@ class Table:
     summary: list[str]   # printed once the communicators are destroyed
 
 
+FACTOR_ONE = ("broadcast", "hypercube", "reduce", "sendrecv")   # busbw = algbw on any number of ranks
+
+
 def bus_factor(collective: str, ranks: int) -> float:
-    """busbw / algbw (the tests' GetBw): 2(n-1)/n for all_reduce, 1 for sendrecv, (n-1)/n otherwise; 1 on a rank."""
-    if collective == "sendrecv":
+    """busbw / algbw (the tests' GetBw): 2(n-1)/n for all_reduce, 1 for broadcast, reduce, sendrecv and hypercube,
+    (n-1)/n otherwise. On one rank the (n-1) factors are 0: nccl-tests prints a busbw of 0.00 there."""
+    if collective in FACTOR_ONE:
         return 1.0
-    return {"all_reduce": 2 * (ranks - 1) / ranks}.get(collective, (ranks - 1) / ranks) or 1.0
+    ranks = max(ranks, 1)
+    return (2.0 if collective == "all_reduce" else 1.0) * (ranks - 1) / ranks
 
 
 def table(generation: str, collective: str, smallest: int, largest: int, peak_bus: float, ranks: int,
@@ -59,8 +64,9 @@ def _current(collective: str, smallest: int, largest: int, peak_bus: float, rank
     lines, buses = [*HEADER], []
     size = max(smallest, 1)
     while size <= largest:
-        bus = _curve(size, largest, peak_bus)
-        alg = bus / factor
+        # The curve is the busbw's, or the algbw's where the busbw is 0 (one rank): the time comes from the algbw.
+        alg = _curve(size, largest, peak_bus) / (factor or 1.0)
+        bus = alg * factor
         time_us = 30.0 + size / (alg * 1e3) if alg else 30.0
         lines.append(f"{size:>12} {size // 4:>13} {'float':>9} {redop:>7} {-1:>7} {time_us:>8.2f} {alg:>7.2f} "
                      f"{bus:>7.2f} {0:>6} {time_us * 0.998:>8.2f} {alg * 1.002:>7.2f} {bus * 1.002:>7.2f} {0:>6}")
@@ -95,7 +101,8 @@ def _no_root(collective: str, smallest: int, largest: int, peak_bus: float, rank
         count = size // 4 // split
         moved = count * 4 * split
         # algbw = bytes moved / time (GetBw): the time whose algbw is the curve's at this size
-        oop = factor * (moved + HALF_BANDWIDTH_BYTES) * largest / (largest + HALF_BANDWIDTH_BYTES) / (peak_bus * 1e3)
+        oop = (factor or 1.0) * (moved + HALF_BANDWIDTH_BYTES) * largest / (largest + HALF_BANDWIDTH_BYTES) / \
+            (peak_bus * 1e3)
         halves = []
         for usec in (oop, oop * IN_PLACE_TIME):
             alg = moved / (usec * 1e3)
