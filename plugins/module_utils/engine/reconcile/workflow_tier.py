@@ -310,7 +310,9 @@ class _Pass(WorkflowPoll):
             self.orch.get("diagnose") or diagnose_tier.initial_status(), groups, verdicts,
             int(spec.get("minGroupSize") or 2), self.plan.mnnvl, bool(spec.get("topologyKey")), failures)
         if decided.pending:  # a measurement is not final: the round is not over (its counter does not move)
-            return Step(self.actions, requeue_after=REQUEUE, wake_at=self.now + timedelta(seconds=REQUEUE))
+            # Look again then, or sooner when the ledger keeps a claim whose PV is not released yet (within 5 s).
+            self.deadlines.past(self.now + timedelta(seconds=REQUEUE))
+            return Step(self.actions, requeue_after=self.deadlines.requeue(REQUEUE), wake_at=self.deadlines.wake_at)
         self.orch["diagnose"] = decided.diagnose
         if not decided.phase:
             self.orch.update(groups=decided.groups, totalGroups=len(decided.groups))

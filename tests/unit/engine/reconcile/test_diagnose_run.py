@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import copy
 import math
+from datetime import timedelta
 
 import pytest
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.models.workflow import OrchestrationStatus
 from ansible_collections.cre.certification.plugins.module_utils.engine.plan import mnnvl
+from ansible_collections.cre.certification.plugins.module_utils.engine.reconcile import volumes
+from tests.unit.engine.reconcile.volume_sim import PVC, VolumeSim
+from tests.unit.engine.reconcile.volume_sim import SCENARIO as CLAIMS_SCENARIO
 from tests.unit.engine.reconcile.workflow_sim import Sim, condition
+
+CLAIM_PATCH = CLAIMS_SCENARIO["patch"]   # a checkpoint claim per Job
 
 SLOW_BW = "120.00"  # below the base Workflow's threshold `value >= 300.0`
 CHUNKS = [{"op": "add", "path": "/spec/orchestration/diagnose", "value": {"minGroupSize": 2}}]
@@ -227,3 +233,31 @@ def test_each_diagnose_round_launches_all_its_groups_a_pass_after_their_compute_
         assert not any(o["kind"] in ("ComputeDomain", "TrainingRuntime") for o in sim.passes[i])  # no copy again
         # each Job's own copy: imex-domain-<hash>-<group>-iter-<round> beside nccl-test-<group>-iter-<round>
         assert [d.split("-", 3)[3] for d in domains] == [j.removeprefix("nccl-test-") for j in jobs]
+
+
+class DiagnoseClaims(DiagnoseSim, VolumeSim):
+    """A diagnose run whose Jobs each have a checkpoint claim, with the provisioner and PV controller of
+    test_workflow_volumes."""
+
+    def job_tier(self) -> None:
+        self.storage()
+        DiagnoseSim.job_tier(self)
+
+
+def test_a_round_waiting_for_its_measurements_still_looks_again_within_5_s_for_a_claim_s_pv():
+    # The round's Jobs ended and their claims were deleted; the claims terminate (their PVs still Bound) while the
+    # round waits for its measurements: the tier must look again within PV_RELEASE_WAIT, not after 15 s.
+    sim = DiagnoseClaims([*CHUNKS, *CLAIM_PATCH], 4)
+    sim.hidden = True
+    for _pass in range(10):
+        sim.execute(sim.reconcile())
+        if any(c["metadata"].get("deletionTimestamp") for c in sim.of_kind(PVC).values()):
+            break
+        sim.job_tier()
+        sim.now += timedelta(minutes=1)
+    step = sim.reconcile()   # the claims still terminate: no storage tick since they were deleted
+    groups = sim.workflow["status"]["orchestration"]["groups"]
+    assert [g["phase"] for g in groups] == ["Succeeded", "Succeeded"]
+    assert sim.diagnose == {"stage": "intra-screening", "round": 0}   # held: no measurement is final
+    assert step.requeue_after == volumes.PV_RELEASE_WAIT
+    assert step.wake_at == sim.now + timedelta(seconds=volumes.PV_RELEASE_WAIT)
