@@ -14,6 +14,7 @@ import pytest
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence import gemm_burn_in
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.rows import Row
+from tests.unit.sim.recording_api import Listed, RecordingApi
 from tools.sim import commands, profiles, stages
 from tools.sim.logs import burn_in_logs, burn_in_output
 from tools.sim.logs.burn_in_output import Fault, Run
@@ -109,31 +110,6 @@ def test_power_limit_lowers_the_enforced_limit_and_the_figure() -> None:
     assert statistics.median(_steady(rows)) < 0.93 * others
 
 
-class _Api:
-    """The calls a burn-in pod's printing makes, recorded."""
-
-    def __init__(self) -> None:
-        self.patches: list[dict[str, Any]] = []
-        self.logs: list[Any] = []
-
-    def patch_namespaced_pod(self, name: str, namespace: str, body: dict[str, Any]) -> None:
-        self.patches.append(body["metadata"]["annotations"])
-
-    def create_namespaced_custom_object(self, *args: Any) -> None:
-        self.logs.append(args)
-
-
-class _Cache:
-    def __init__(self, objects: list[dict[str, Any]]) -> None:
-        self.objects = objects
-
-    def items(self) -> list[dict[str, Any]]:
-        return self.objects
-
-    def by_name(self) -> dict[str, dict[str, Any]]:
-        return {o["metadata"]["name"]: o for o in self.objects}
-
-
 def _pod(args: list[str], node: str = NODE, name: str = "burn-0") -> dict[str, Any]:
     return {"metadata": {"name": name, "namespace": "ns", "uid": name},
             "spec": {"nodeName": node, "containers": [
@@ -141,12 +117,12 @@ def _pod(args: list[str], node: str = NODE, name: str = "burn-0") -> dict[str, A
             "status": {"phase": "Running"}}
 
 
-def _tick(tmp_path: Path, pods: list[dict[str, Any]], **saved: Any) -> tuple[_Api, list[str]]:
+def _tick(tmp_path: Path, pods: list[dict[str, Any]], **saved: Any) -> tuple[RecordingApi, list[str]]:
     state = tmp_path / "cre-sim.json"
     state.write_text(json.dumps(saved))
-    api = _Api()
-    nodes = _Cache([profiles.build_nodes("aws-h100", 8)[7]])
-    served = burn_in_logs.BurnIns(tmp_path / "logs", state).tick(api, api, _Cache(pods), nodes)  # type: ignore[arg-type]
+    api = RecordingApi()
+    nodes = Listed([profiles.build_nodes("aws-h100", 8)[7]])
+    served = burn_in_logs.BurnIns(tmp_path / "logs", state).tick(api, api, Listed(pods), nodes)  # type: ignore[arg-type]
     return api, served
 
 
@@ -156,7 +132,7 @@ def _log(tmp_path: Path, name: str = "burn-0") -> list[str]:
 
 def test_a_pod_prints_its_whole_run_at_once_and_is_marked_to_complete(tmp_path: Path) -> None:
     api, served = _tick(tmp_path, [_pod(ARGS)], gpu_faults={NODE: {"5": {"gpu-slow": {"factor": 0.9}}}})
-    assert served == ["burn-0"] and api.patches == [{stages.BURN_IN_PRINTED: "0"}]
+    assert served == ["burn-0"] and api.annotations == [{stages.BURN_IN_PRINTED: "0"}]
     rows, partial = gemm_burn_in.read_lines(_log(tmp_path), NODE)
     assert partial is None and len(rows) == 8 * 22
     slow = statistics.median(r.value for r in rows if r.index == 5 and (r.sample or 0) >= 2)
@@ -165,18 +141,18 @@ def test_a_pod_prints_its_whole_run_at_once_and_is_marked_to_complete(tmp_path: 
 
 def test_a_wrong_result_ends_the_pod_with_exit_1_and_bad_arguments_with_exit_2(tmp_path: Path) -> None:
     api, _served = _tick(tmp_path, [_pod(ARGS)], gpu_faults={NODE: {"1": {"gpu-wrong": {}}}})
-    assert api.patches == [{stages.BURN_IN_PRINTED: "1", **stages.exit_annotations(
+    assert api.annotations == [{stages.BURN_IN_PRINTED: "1", **stages.exit_annotations(
         0, 1, "gemm-burn-in: a result was wrong (check=wrong)")}]
     bad = [*ARGS[:7], "fp16", *ARGS[8:]]
     api, _served = _tick(tmp_path, [_pod(bad, name="burn-1")])
     message = "gemm_burn_in.py: error: argument --dtype: invalid choice: 'fp16'"
-    assert api.patches == [{stages.BURN_IN_PRINTED: "2", **stages.exit_annotations(0, 2, message)}]
+    assert api.annotations == [{stages.BURN_IN_PRINTED: "2", **stages.exit_annotations(0, 2, message)}]
     assert _log(tmp_path, "burn-1") == [message]
 
 
 def test_a_pod_on_a_node_whose_fault_kills_its_pods_prints_nothing(tmp_path: Path) -> None:
     api, served = _tick(tmp_path, [_pod(ARGS)], faults={NODE: "workload"})
-    assert (served, api.patches) == ([], [])
+    assert (served, api.annotations) == ([], [])
     assert burn_in_logs.words_of({"spec": {"containers": [{"command": ["dcgmi"], "args": ["diag"]}]}}) is None
 
 

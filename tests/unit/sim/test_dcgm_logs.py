@@ -10,6 +10,7 @@ import pytest
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.dcgm_json import read_json
 from ansible_collections.cre.certification.plugins.module_utils.engine.evidence.dcgm_verdict import Options, judge
+from tests.unit.sim.recording_api import Listed, RecordingApi
 from tools.sim import commands, profiles, stages
 from tools.sim.logs import dcgm_logs, dcgm_output, dcgm_tests
 
@@ -166,30 +167,6 @@ def test_a_node_s_gpus_are_its_allocatable_then_its_capacity_then_its_label() ->
     assert dcgm_logs.node_gpus(node) == 4 and dcgm_logs.device_id(node) == "2941"
 
 
-class _Api:
-    """The calls a DCGM pod's printing makes, recorded."""
-
-    def __init__(self, node: dict[str, Any]) -> None:
-        self.node, self.patches, self.logs = node, [], []
-
-    def read_node(self, name: str, _preload_content: bool = True) -> Any:
-        return type("Response", (), {"data": json.dumps(self.node)})()
-
-    def patch_namespaced_pod(self, name: str, namespace: str, body: dict[str, Any]) -> None:
-        self.patches.append(body["metadata"]["annotations"])
-
-    def create_namespaced_custom_object(self, *args: Any) -> None:
-        self.logs.append(args)
-
-
-class _Pods:
-    def __init__(self, pods: list[dict[str, Any]]) -> None:
-        self.pods = pods
-
-    def items(self) -> list[dict[str, Any]]:
-        return self.pods
-
-
 def _state(tmp_path: Path, **saved: Any) -> Path:
     path = tmp_path / "cre-sim.json"
     path.write_text(json.dumps(saved))
@@ -198,35 +175,35 @@ def _state(tmp_path: Path, **saved: Any) -> Path:
 
 @pytest.mark.parametrize("layout", dcgm_tests.LAYOUTS)
 def test_a_failing_pod_prints_its_json_then_ends_with_dcgmi_s_exit_code(tmp_path: Path, layout: int) -> None:
-    api = _Api(profiles.build_nodes("aws-h100", 8)[7])
+    api = RecordingApi(profiles.build_nodes("aws-h100", 8)[7])
     state = _state(tmp_path, dcgm_layout=layout, dcgm_faults={NODE: {"3": ["memory"], "5": ["targeted_stress"]}})
     diagnostics = dcgm_logs.Diagnostics(tmp_path / "logs", state)
-    assert diagnostics.tick(api, api, _Pods([_pod(CATALOG_ARGS)])) == ["dcgm-0"]  # type: ignore[arg-type]
+    assert diagnostics.tick(api, api, Listed([_pod(CATALOG_ARGS)])) == ["dcgm-0"]  # type: ignore[arg-type]
     lines = (tmp_path / "logs" / "ns_dcgm-0.log").read_text().splitlines()
     assert all(" stdout F " in line for line in lines)
     out = judge(read_json("\n".join(line.split(" stdout F ", 1)[1] for line in lines)), Options(expected_gpus=8))
     assert [g["index"] for g in out["gpus"] if g["outcome"] == "fail"] == [3]   # targeted_stress: not at level 2
-    assert api.patches == [{stages.DCGM_PRINTED: "205", **stages.exit_annotations(
+    assert api.annotations == [{stages.DCGM_PRINTED: "205", **stages.exit_annotations(
         0, 205, "dcgmi diag exited 205: GPU 3 failed memory")}]
-    assert diagnostics.tick(api, api, _Pods([_pod(CATALOG_ARGS)])) == []  # type: ignore[arg-type]
+    assert diagnostics.tick(api, api, Listed([_pod(CATALOG_ARGS)])) == []  # type: ignore[arg-type]
 
 
 def test_a_passing_pod_is_marked_to_complete_and_a_node_fault_pod_prints_nothing(tmp_path: Path) -> None:
-    api = _Api(profiles.build_nodes("aws-h100", 8)[7])
+    api = RecordingApi(profiles.build_nodes("aws-h100", 8)[7])
     diagnostics = dcgm_logs.Diagnostics(tmp_path / "logs", _state(tmp_path, faults={"gpu-node-001": "workload"}))
     pods = [_pod(CATALOG_ARGS), {**_pod(CATALOG_ARGS, node="gpu-node-001"), "metadata": {
         "name": "dcgm-1", "namespace": "ns", "uid": "u2"}}]
-    assert diagnostics.tick(api, api, _Pods(pods)) == ["dcgm-0"]  # type: ignore[arg-type]
-    assert api.patches == [{stages.DCGM_PRINTED: "0"}]
+    assert diagnostics.tick(api, api, Listed(pods)) == ["dcgm-0"]  # type: ignore[arg-type]
+    assert api.annotations == [{stages.DCGM_PRINTED: "0"}]
     assert not (tmp_path / "logs" / "ns_dcgm-1.log").exists()
 
 
 def test_a_run_at_no_level_dcgmi_knows_ends_at_once(tmp_path: Path) -> None:
     """It must not wait forever for a print that never comes (pod-complete waits for it)."""
-    api = _Api(profiles.build_nodes("aws-h100", 8)[7])
+    api = RecordingApi(profiles.build_nodes("aws-h100", 8)[7])
     diagnostics = dcgm_logs.Diagnostics(tmp_path / "logs", _state(tmp_path))
-    assert diagnostics.tick(api, api, _Pods([_pod(["diag", "-r", "9", "--json"])])) == ["dcgm-0"]  # type: ignore[arg-type]
-    assert api.patches == [{stages.DCGM_PRINTED: "1", **stages.exit_annotations(0, 1, dcgm_logs.BAD_RUN)}]
+    assert diagnostics.tick(api, api, Listed([_pod(["diag", "-r", "9", "--json"])])) == ["dcgm-0"]  # type: ignore[arg-type]
+    assert api.annotations == [{stages.DCGM_PRINTED: "1", **stages.exit_annotations(0, 1, dcgm_logs.BAD_RUN)}]
 
 
 def test_a_dcgm_pod_completes_only_once_printed_and_passing(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from ansible_collections.cre.certification.plugins.module_utils.engine.catalog.logprofiles import builtin_profile
+from tests.unit.sim.recording_api import Listed, RecordingApi
 from tools.sim.logs import training_logs
 from tools.sim.logs.log_style import CHOICES, Source
 from tools.sim.logs.training_styles import FORMATS, Step
@@ -88,33 +89,6 @@ def test_nemo2_prints_0_based_iterations_and_interval_averages() -> None:
                                             f"Restored all states from the checkpoint at {path}"]
 
 
-class Api:
-    """What the trainer calls on the apiserver: Logs objects made, pods and nodes patched (kept)."""
-
-    def __init__(self) -> None:
-        self.patched: list[tuple[Any, ...]] = []
-
-    def create_namespaced_custom_object(self, *_args: Any) -> None:
-        pass
-
-    def patch_namespaced_pod(self, *args: Any) -> None:
-        self.patched.append(args)
-
-    def patch_node(self, *args: Any) -> None:
-        self.patched.append(args)
-
-
-class Kept:
-    def __init__(self, items: list[Obj]) -> None:
-        self._items = items
-
-    def items(self) -> list[Obj]:
-        return self._items
-
-    def by_name(self) -> dict[str, Obj]:
-        return {i["metadata"]["name"]: i for i in self._items}
-
-
 def workload(jobset: str) -> list[Obj]:
     """A two-node training workload of Job `job-a` (a checkpoint every 20 steps), running."""
     return [{"metadata": {"name": f"{jobset}-node-0-{i}", "namespace": "team-a", "uid": f"{jobset}-{i}",
@@ -130,7 +104,7 @@ def node(name: str, **annotations: str) -> Obj:
 
 
 def train(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, style: str, pods: list[Obj], nodes: list[Obj],
-          seconds: float) -> tuple[dict[str, list[str]], Api]:
+          seconds: float) -> tuple[dict[str, list[str]], RecordingApi]:
     """The trainer's passes every 0.7 s for `seconds`, `style` set for the pods' namespace; each pod's lines."""
     monkeypatch.setenv("CRE_SIM_HOME", str(tmp_path))
     state = ClusterState(name="c", profile="aws-h100", nodes=2, kubeconfig="",
@@ -146,10 +120,10 @@ def train(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, style: str, pods: lis
             return clock
 
     monkeypatch.setattr(training_logs, "datetime", Clock)
-    api = Api()
+    api = RecordingApi()
     for tick in range(int(seconds / 0.7) + 1):
         clock = START + timedelta(seconds=tick * 0.7)
-        trainer.tick(api, api, Kept(pods), Kept(nodes))  # type: ignore[arg-type]
+        trainer.tick(api, api, Listed(pods), Listed(nodes))  # type: ignore[arg-type]
     logs = {p["metadata"]["name"]: (tmp_path / "logs" / f"team-a_{p['metadata']['name']}.log").read_text()
             for p in pods}
     return {name: [line.split(" stdout F ", 1)[1] for line in text.splitlines()] for name, text in logs.items()}, api
