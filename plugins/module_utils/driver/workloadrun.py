@@ -34,12 +34,15 @@ class WorkloadRunLoop(ParentLoop):
 
     def observe(self, parent: Obj, expired: bool = False) -> tier.WorkloadRunWorld:
         name = parent["metadata"]["name"]
-        world = tier.WorkloadRunWorld(parent, self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, name)),
-                                      now=datetime.now(UTC))
+        world = tier.WorkloadRunWorld(parent, self.workflow(name), now=datetime.now(UTC))
         if tier.needs_nodes(world):
             world.nodes = self.kube.list("v1", "Node")
             world.resource_slices = resource_slices(self.kube, world.nodes)
         return world
+
+    def workflow(self, name: str) -> Obj | None:
+        """The run's Workflow (it has the run's name), live; None when not made yet."""
+        return self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, name))
 
     def reconcile(self, world: tier.WorkloadRunWorld) -> tier.WorkloadRunStep:
         return tier.reconcile(world)
@@ -53,7 +56,7 @@ class WorkloadRunLoop(ParentLoop):
 
     def objects(self) -> dict[str, Obj | None]:
         run = self.kube.get(Ref.of(self.desired))
-        workflow = self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, self.desired["metadata"]["name"]))
+        workflow = self.workflow(self.desired["metadata"]["name"])
         return {diff.key(self.desired): run, **({diff.key(workflow): workflow} if workflow else {})}
 
     def planned(self, result: Obj) -> list[Obj]:
@@ -79,7 +82,7 @@ class WorkloadRunLoop(ParentLoop):
 
     def result(self, parent: Obj, timed_out: bool = False) -> Obj:
         name = parent["metadata"]["name"]
-        workflow = self.kube.get(Ref(API_VERSION, WORKFLOW, self.namespace, name)) if parent.get("status") else None
+        workflow = self.workflow(name) if parent.get("status") else None
         data = category_data(self.kube, self.namespace, {"domain": WORKLOAD_RUN_DOMAIN, "variant": name}, workflow)
         condition = true_condition(parent)
         phase = condition["type"] if condition["type"] in ("Succeeded", "Failed") else "InProgress"
